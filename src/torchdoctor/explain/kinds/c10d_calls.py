@@ -7,9 +7,10 @@ The checks are torch's own, as ``torch/distributed/distributed_c10d.py`` (``batc
 ``_check_op`` / ``_check_p2p_op_list``, ``scatter_object_list``, ``_canonicalize_group_rank`` under every collective
 that takes ``src``/``group_src`` or ``dst``/``group_dst``, ``_coalescing_manager``, ``split_group``,
 ``new_subgroups*``, ``shrink_group``, ``_new_group_with_tag``, ``_get_pg_default_device`` /
-``_get_object_coll_device``) and ``torch/distributed/_functional_collectives.py`` (tensor parallelism's and
-DTensor's collectives: ``_resolve_group``, ``reduce_scatter_tensor``, ``all_to_all_single``, the autograd
-variants) raise them in torch 2.4-2.13. Each names the argument it refuses and the call, so each is certain once a
+``_get_object_coll_device``, ``destroy_process_group``), ``torch/distributed/_functional_collectives.py`` (tensor
+parallelism's and DTensor's collectives: ``_resolve_group``, ``reduce_scatter_tensor``, ``all_to_all_single``, the
+autograd variants) and the C++ under them (``torch/csrc/distributed/c10d/ProcessGroup.cpp``'s ``splitGroup``,
+``Backend.hpp``'s shrink, ``Functional.cpp``'s group argument) raise them in torch 2.4-2.13. Each names the argument it refuses and the call, so each is certain once a
 real log shows it; a group handle torch does not know (a group destroyed, made by hand, or unpickled) is printed for
 several causes and stays likely, its fix naming each.
 """
@@ -31,6 +32,11 @@ _SPLIT_DEVICE = (
     "bind the default group at creation, init_process_group('nccl', device_id=torch.device('cuda', local_rank)) "
     "with local_rank = int(os.environ['LOCAL_RANK']); on a run without GPUs (gloo) use new_group(ranks) or "
     "new_subgroups_by_enumeration([...]) instead, which every backend supports."
+)
+
+_SPLIT_RANKS = (
+    "split_group(split_ranks=[[0, 1], [2, 3]]) takes one list of ranks per new group, each non-empty and naming "
+    "a rank once (compute the lists from range(world_size), e.g. [list(range(i, i + n)) for i in range(0, world, n)])."
 )
 
 _CPU_BUILD_DEVICE = (
@@ -109,6 +115,25 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "split_group(split_ranks=[[0, 1], [2, 3]]): one list of ranks per new "
         "group, the lists covering the ranks that take part. " + _SPLIT_DEVICE,
     ),
+    (
+        "the split group cannot be empty",
+        "split_group(split_ranks=[[0, 1], [2, 3]]) takes one non-empty list of ranks per new group: one of the "
+        "lists was empty (built from a size of 0, or filtered down to nothing). " + _SPLIT_DEVICE,
+    ),
+    # ProcessGroup.cpp splitGroup, under split_group / new_group: the C++ side's checks of the same lists
+    ("Split ranks cannot be empty. Please provide a non-empty list of ranks", _SPLIT_RANKS),
+    ("Split ranks should not have duplicates.", _SPLIT_RANKS),
+    (
+        "Requested device type for splitGroup is not present in the parent process group",
+        "split_group can only give the new group devices whose backends its parent has: make the parent with a "
+        "backend for that device (init_process_group(backend='cpu:gloo,cuda:nccl')), or split for the parent's "
+        "devices only.",
+    ),
+    (
+        "splitGroup deviceTypes filter must include the parent process group's default backend device type.",
+        "split_group(..., device types) must keep the parent group's default device (the GPU of an NCCL default "
+        "group): include it in the devices asked for, or leave them out to inherit the parent's.",
+    ),
     ("No device associated with the default pg, not safe to split any process groups", _SPLIT_DEVICE),
     ("No backend for the parent process group or its backend does not support splitting", _SPLIT_DEVICE),
     (
@@ -153,6 +178,12 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "no CUDA device: pass group_size= (e.g. new_subgroups(group_size=int(os.environ['LOCAL_WORLD_SIZE']))).",
     ),
     (
+        "The arg 'group_size' (",
+        "new_subgroups(group_size=N) splits the job into groups of N ranks each: N must be at least 1 and divide "
+        "the world size (e.g. group_size=int(os.environ['LOCAL_WORLD_SIZE']) for one group per machine); a size "
+        "computed from torch.cuda.device_count() is 0 on a process that sees no GPU.",
+    ),
+    (
         "The arg 'ranks_per_subgroup_list' cannot be empty",
         "new_subgroups_by_enumeration takes one list of ranks per sub-group, e.g. [[0, 1], [2, 3]]: the list built "
         "was empty (computed from a size of 0, or from ranks of another world size).",
@@ -162,8 +193,10 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     ("ranks_to_exclude cannot be empty. To shrink a group", _SHRINK),
     ("must be integers. Element at index", _SHRINK),
     ("found in ranks_to_exclude at index", _SHRINK),
+    ("is out of bounds for group size", _SHRINK),
     ("ranks from process group. At least one rank must remain.", _SHRINK),
     ("Group must have at least 2 ranks to support shrinking.", _SHRINK),
+    (" does not support shrink", _SHRINK),  # Backend.hpp: a backend without shrink (gloo, MPI)
     ("does not support shrinking operations.", _SHRINK),
     ("is in the exclusion list and should not call shrink_group()", _SHRINK),
     ("Invalid shrink_flags value:", _SHRINK + " shrink_flags is SHRINK_DEFAULT or SHRINK_ABORT."),
@@ -190,6 +223,14 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "TORCH_DISTRIBUTED_DEBUG=DETAIL checks every collective through a gloo group, and this torch has no gloo: "
         "set TORCH_DISTRIBUTED_DEBUG=INFO (or unset it), or use a torch build with gloo (the official wheels).",
     ),
+    # destroy_process_group() (and its abort) with no default group left to destroy
+    (
+        "Process group cannot be None",
+        "destroy_process_group() ran when this process has no default group: init_process_group was never called "
+        "in it (a script run without its launcher, or a code path that skips the set-up), or the group was "
+        "destroyed already (destroy_process_group called twice, e.g. by a library and again by the script). Call "
+        "it once, at the end, guarded: if dist.is_initialized(): dist.destroy_process_group().",
+    ),
     # group handles torch does not know
     ("Expecting a ProcessGroup, but got a", _GROUP_OBJECT),
     ("Expected ProcessGroup, got", _GROUP_OBJECT),
@@ -200,6 +241,12 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "with init_process_group / new_group in the process that uses them, and use none after destroying it.",
     ),
     # _functional_collectives.py: tensor parallelism's and DTensor's collectives
+    (
+        "(): argument 'group_name' must be either a string (group name) or a ProcessGroup object",
+        "The _c10d_functional ops (torch.ops._c10d_functional.all_reduce, all_gather_into_tensor, ...) take their "
+        "group as the group's name (group.group_name) or the ProcessGroup itself: not a rank list, a DeviceMesh or "
+        "None. The Python wrappers in torch.distributed._functional_collectives take those and resolve them.",
+    ),
     (
         "Invalid type for group, must be one of List, Processgroup, DeviceMesh or (DeviceMesh, int).",
         "A functional collective (torch.distributed._functional_collectives, what tensor parallelism and DTensor "
@@ -263,6 +310,11 @@ C10D_CALL_REFUSED = refusal_recogniser(
         "torch:coalescing-manager-requires-all-collectives-to",
         "torch:illegal-to-call-on-illegalwork-object",
         "torch:split-ranks-cannot-be-none-or",
+        "torch:the-split-group-cannot-be-empty",
+        "torch_cpp:split-ranks-cannot-be-empty-please",
+        "torch_cpp:split-ranks-should-not-have-duplicates",
+        "torch_cpp:requested-device-type-for-splitgroup-is",
+        "torch_cpp:splitgroup-devicetypes-filter-must-include-the",
         "torch:no-device-associated-with-the-default",
         "torch:no-backend-for-the-parent-process",
         "torch:global-rank-is-not-part-of-2",
@@ -274,24 +326,29 @@ C10D_CALL_REFUSED = refusal_recogniser(
         "torch:new-group-cannot-delegate-to-split",
         "torch:new-group-cannot-delegate-to-split-2",
         "torch:default-group-size-only-takes-effect",
+        "torch:the-arg-group-size-must-be",
         "torch:the-arg-ranks-per-subgroup-list",
         "torch:ranks-to-exclude-must-be-list",
         "torch:ranks-to-exclude-cannot-be-empty",
         "torch:all-elements-in-ranks-to-exclude",
         "torch:duplicate-rank-found-in-ranks-to",
+        "torch:rank-at-index-is-out-of",
         "torch:cannot-exclude-all-ranks-from-process",
         "torch:cannot-shrink-process-group-with-size",
         "torch:process-group-backend-for-does-not",
         "torch:current-rank-is-in-the-exclusion",
+        "torch_cpp:backend-does-not-support-shrink",
         "torch:invalid-shrink-flags-value-must-be",
         "torch:device-id-is-an-int-but",
         "torch:device-id-does-not-match-the",
         "torch:expected-backend-options-argument-to-be",
         "torch:processgroupwrapper-unsupported-without-gloo-backend",
         "torch:torch-distributed-debug-was-set-to",
+        "torch:process-group-cannot-be-none",
         "torch:expecting-processgroup-but-got",
         "torch:expected-processgroup-got",
         "torch:process-group-is-not-initialized-in",
+        "torch_cpp:argument-group-name-must-be-either",
         "torch:invalid-type-for-group-must-be",
         "torch:invalid-tuple-for-group-must-be",
         "torch:invalid-tuple-for-group-must-be-2",

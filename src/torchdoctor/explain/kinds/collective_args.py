@@ -223,6 +223,8 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         # torch/csrc/distributed/c10d/Utils.hpp assertRootRank, which ProcessGroupGloo (and NCCL's gather /
         # scatter) run on a broadcast / reduce / gather / scatter's root
         "torch_native:invalid-root-rank",
+        # NCCL src/misc/argcheck.cc ArgsCheck: a broadcast / reduce whose root is not a rank of the communicator
+        "nccl:invalid-root-root-should-be-in",
         # ProcessGroupNCCL's _reduce_scatter_base (the same words in FakeProcessGroup.hpp, where the catalog
         # read them); all_gather_into_tensor's output checked against world_size * input (libtorch_python)
         "torch_cpp:input-tensor-must-be-the-same",
@@ -303,6 +305,7 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         "to self without a matching ",
         "FP8 reduction support begins with sm90 capable devices",
         "invalid root rank: ",
+        "(root should be in the 0..",
     ),
     # "Invalid function argument" only as _check_single_tensor / _check_tensor_list word it (torch 1.x: "to be
     # of type torch.Tensor."), with the type it got on its second line
@@ -343,7 +346,8 @@ COLLECTIVE_ARGUMENTS = Recogniser(
         + post_training_releases.ZERO_WORDS
         + r"))[^\n]{0,200}?output "
         r"tensor must have the same type as input tensor)|"
-        r"(?P<root_rank>(?:ProcessGroup\w{1,10}::\w{1,40}: )?invalid root rank: -?\d{1,9})|"
+        r"(?P<root_rank>(?:ProcessGroup\w{1,10}::\w{1,40}: )?invalid root rank: -?\d{1,9}|"
+        r"(?:\w{1,40} : )?invalid root -?\d{1,9} \(root should be in the 0\.\.\d{1,9} range\))|"
         r"(?P<not_in_group>(?:Global|Group) rank \d+ is not part of group [^\n]{1,160})|"
         r"(?P<self_peer>Invalid (?:destination|source) rank: (?:destination|source) rank should not be the "
         r"same as the rank of the current process|Trying to (?:send|recv) to self without a matching (?:recv|send))"

@@ -1,9 +1,10 @@
-"""torch.cuda's queries of the GPUs refusing: the NVML or amdsmi library they read missing, a peer or mode unknown.
+"""torch.cuda's queries of the GPUs refusing: the NVML or amdsmi library missing, or a peer, mode, fraction or event.
 
 ``torch/cuda/__init__.py`` (torch 2.1-2.13): ``utilization``, ``temperature``, ``power_draw``, ``clock_rate`` and
 ``memory_usage`` read NVIDIA's NVML through the nvidia-ml-py package (AMD's amdsmi on ROCm), which a training
 loop's logger or a monitoring callback often calls; ``can_device_access_peer`` and ``set_sync_debug_mode`` check
-their arguments. Each message names its own cause: certain once a real log shows it.
+their arguments, as ``torch/cuda/memory.py``'s ``set_per_process_memory_fraction`` and ``c10/cuda/CUDAEvent.h``'s
+``torch.cuda.Event`` (record, elapsed_time) do. Each message names its own cause: certain once a real log shows it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,19 @@ from __future__ import annotations
 from torchdoctor.explain.kinds.refusal_table import refusal_recogniser
 
 FAMILY = "drivers and GPUs"
+
+_FRACTION = (
+    "torch.cuda.set_per_process_memory_fraction(fraction, device) caps this process's share of one GPU's memory: "
+    "fraction is a Python float from 0 to 1 (0.5, not 1 or 50; torch.mps's takes up to 2), e.g. "
+    "torch.cuda.set_per_process_memory_fraction(0.45, local_rank) for two processes sharing a GPU."
+)
+
+_TIMING = (
+    "Timing GPU work with CUDA events: create both with timing on, record both on the stream doing the work, and "
+    "wait for the second before reading the time: start = torch.cuda.Event(enable_timing=True); end = "
+    "torch.cuda.Event(enable_timing=True); start.record(); ...; end.record(); end.synchronize(); ms = "
+    "start.elapsed_time(end)."
+)
 
 REFUSALS: tuple[tuple[str, str], ...] = (
     (
@@ -40,6 +54,19 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "invalid value of debug_mode, expected one of `default`, `warn`, `error`",
         "torch.cuda.set_sync_debug_mode takes 'default', 'warn' or 'error' (or 0, 1, 2).",
     ),
+    # torch/cuda/memory.py set_per_process_memory_fraction (torch/mps/__init__.py prints the second with 0~2)
+    ("Invalid type for fraction argument, must be `float`", _FRACTION),
+    ("Allowed range: 0~", _FRACTION),
+    # c10/cuda/CUDAEvent.h: torch.cuda.Event's record and elapsed_time
+    ("Both events must be created with argument 'enable_timing=True'.", _TIMING),
+    ("Both events must be recorded before calculating elapsed time.", _TIMING),
+    ("Both events must be completed before calculating elapsed time.", _TIMING),
+    (
+        " does not match recording stream's device ",
+        "A torch.cuda.Event belongs to the GPU it was first recorded on: record it again only on a stream of that "
+        "GPU. Time each device with its own pair of events, created and recorded under torch.cuda.device(i) (or "
+        "after torch.cuda.set_device(local_rank) at the start of each process).",
+    ),
 )
 
 CUDA_QUERIES = refusal_recogniser(
@@ -52,6 +79,12 @@ CUDA_QUERIES = refusal_recogniser(
         "torch:cuda-driver-can-be-loaded-is",
         "torch:invalid-peer-device-id",
         "torch:invalid-value-of-debug-mode-expected",
+        "torch:invalid-type-for-fraction-argument-must",
+        "torch:invalid-fraction-value-allowed-range",
+        "torch_cpp:both-events-must-be-created-with",
+        "torch_cpp:both-events-must-be-recorded-before",
+        "torch_cpp:both-events-must-be-completed-before",
+        "torch_cpp:event-device-does-not-match-recording",
     ),
 )
 

@@ -91,6 +91,15 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "groups existed in this process: call init_process_group and init_device_mesh first, then load what holds "
         "the mesh.",
     ),
+    # tensor/_api.py distribute_tensor / distribute_module / DTensor.from_local / zeros..., tensor/parallel/api.py
+    # parallelize_module: device_mesh=None reads the mesh of an enclosing `with mesh:` block
+    (
+        "No device mesh is currently active!",
+        "distribute_tensor, distribute_module, DTensor.from_local, the DTensor factories (zeros, ones, rand...) and "
+        "parallelize_module take the mesh from device_mesh=, or from an enclosing `with mesh:` block when it is "
+        "None: pass it, e.g. mesh = init_device_mesh('cuda', (world_size,)); distribute_tensor(t, mesh, [Shard(0)]) "
+        "(parallelize_module(model, mesh['tp'], plan)).",
+    ),
 )
 
 DEVICE_MESH_USAGE = refusal_recogniser(
@@ -115,6 +124,7 @@ DEVICE_MESH_USAGE = refusal_recogniser(
         "torch:found-redundant-dim-index-and-name",
         "torch:pg-was-not-found-while-torch",
         "torch:it-seems-like-pickling-unpickling-of",
+        "torch:no-device-mesh-is-currently-active",
     ),
 )
 

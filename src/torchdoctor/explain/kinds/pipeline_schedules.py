@@ -96,6 +96,32 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "A custom (CSV or action-list) schedule must list actions for every rank of the pipeline group: one row per "
         "rank, as many as pp_size.",
     ),
+    # schedules.py _check_inputs, _parse_actions (a custom schedule read from CSV)
+    (
+        "losses must be a list but got a",
+        "schedule.step(..., losses=losses) fills the list it is given with each microbatch's loss on the last "
+        "stage: pass an empty list (losses = []; schedule.step(x, target=y, losses=losses)), not a tensor or None "
+        "to be replaced.",
+    ),
+    (
+        "should be formatted as [stage][action type][(microbatch)]",
+        "A custom schedule (_load_csv, a CSV or action list) writes each action as stage, action type, microbatch: "
+        "'2F0' (stage 2, forward, microbatch 0), '1B3', '0W1'; an empty cell for no action. Fix the cell the message "
+        "quotes (spaces, a lower-case type or a missing index).",
+    ),
+    # stage.py's metadata inference of torch 2.13 (the first step of a schedule)
+    (
+        "First stage requires real tensors, got",
+        "The rank that holds the first stage passes the batch to the schedule, the others pass nothing: "
+        "schedule.step(x) on the first stage's rank (with target=y on the last stage's), schedule.step() elsewhere; "
+        "a step() without inputs on the first stage's rank has nothing to split into microbatches.",
+    ),
+    (
+        "loss_fn and target required for last stage",
+        "A training schedule's last stage computes the loss: build the schedule with loss_fn= "
+        "(Schedule1F1B(stage, n_microbatches, loss_fn=loss_fn)) and pass target= to step() on the last stage's rank "
+        "(schedule.step(target=y, losses=losses)); for inference without a loss use schedule.eval(...) instead.",
+    ),
     (
         "Number of submodules in pipe graph",
         "pipeline(model, ..., split_spec=...) made another number of pieces than stages requested: give one split "
@@ -129,6 +155,10 @@ PIPELINE_SCHEDULES = refusal_recogniser(
         "torch:pipelineschedulemulti-only-supports-adjacent-stage-communication",
         "torch:schedule-has-incorrect-number-of-ranks",
         "torch:number-of-submodules-in-pipe-graph",
+        "torch:losses-must-be-list-but-got",
+        "torch:invalid-action-string-should-be-formatted",
+        "torch:stage-first-stage-requires-real-tensors",
+        "torch:stage-loss-fn-and-target-required",
     ),
 )
 

@@ -1322,7 +1322,8 @@ def _mesh(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return (
             f"a DTensor was given another number of placements than its DeviceMesh has dimensions "
             f"({' '.join(facts['placements_len'].split())[:160]})" + on_ranks(hits),
-            "distribute_tensor / DTensor.from_local / redistribute take one placement per mesh dimension: on a 2-D "
+            "distribute_tensor / DTensor.from_local / redistribute and the DTensor factories (torch.distributed.tensor."
+            "zeros / ones / empty / full / rand / randn) take one placement per mesh dimension: on a 2-D "
             "mesh (dp, tp) pass two, e.g. [Replicate(), Shard(0)]; to place along one dimension only, use that "
             "dimension's 1-D mesh (mesh['tp']) with one placement. A parallelize_plan or FSDP2 applied with the whole "
             "2-D mesh where the 1-D slice was meant (fully_shard(..., mesh=mesh['dp']), parallelize_module(..., "
@@ -1381,6 +1382,7 @@ DEVICE_MESH_CONFIG = Recogniser(
         "Expects mesh with ndim equal to number of ProcessGroups",
         "` multiplied should equal the world size (",
         "`placements` must have the same length as `device_mesh.ndim`",
+        "mesh dimension does not match the length of placements",
     ),
     templates=(
         # torch/distributed/device_mesh.py: the mesh against the processes started and the GPUs per node
@@ -1405,6 +1407,8 @@ DEVICE_MESH_CONFIG = Recogniser(
         "lightning:the-sizes-data-parallel-size-and",
         # torch/distributed/tensor/_api.py distribute_tensor / from_local: placements against the mesh's dimensions
         "torch:placements-must-have-the-same-length",
+        # the same check in _dtensor_init_helper, under the DTensor factories (zeros, ones, empty, full, rand...)
+        "torch:mesh-dimension-does-not-match-the",
     ),
     facts=(
         R(r"bigger than default world size (?P<world_size>\d+), but found (?P<mesh_ranks>\d+) ranks"),
@@ -1426,6 +1430,7 @@ DEVICE_MESH_CONFIG = Recogniser(
             r"ndim=2 but got[^\n]{0,40}|Expects mesh with ndim equal to number of ProcessGroups[^\n]{0,120})"
         ),
         R(r"`placements` must have the same length as `device_mesh\.ndim`! (?P<placements_len>[^\n]{1,120})"),
+        R(r"(?P<placements_len>mesh dimension does not match the length of placements)"),
     ),
     # "Mesh dimension '...'" only as device_mesh.py's lookup of a name the mesh lacks
     reject=R(r"Mesh dimension '[^'\n]{0,60}'(?! does not exist)"),

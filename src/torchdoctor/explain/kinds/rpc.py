@@ -8,7 +8,9 @@ the owner node does not exist.": the rpc.remote that made the RRef timed out, an
 says so), ``rref_context.cpp`` delAllUsersAndUnforkedOwners ("Timed out waiting for pending UserRRefs to be
 confirmed by owner and parent.", rpc.shutdown's wait), and ``torch/distributed/rpc/api.py`` (``_all_gather``'s
 "Followers ... timed out in _all_gather after ... seconds", the leader's wait in init_rpc's and shutdown's
-all-gather; "RPC has not been initialized. Call torch.distributed.rpc.init_rpc first.").
+all-gather; "RPC has not been initialized. Call torch.distributed.rpc.init_rpc first.") and init_rpc's checks of
+its backend, its options and TensorPipe's device maps (``__init__.py``, ``backend_registry.py``, ``options.py``),
+each certain once a real log shows it.
 
 A timeout names no cause: the callee was slow (a long function, a big tensor), blocked (its RPC threads all waiting
 on nested blocking calls: ``num_worker_threads``, 16 by default), or gone (it failed or exited first). So the kind is
@@ -89,9 +91,24 @@ RPC_TIMEOUT = Recogniser(
     confirm=lambda hits, ctx: False,
 )
 
+_DEVICE_MAP = (
+    "TensorPipe's device map sends a tensor on a local GPU to one GPU of the named worker: "
+    "options = rpc.TensorPipeRpcBackendOptions(); options.set_device_map('worker1', {0: 1}) maps local cuda:0 to "
+    "worker1's cuda:1. Name workers as they were given to init_rpc, use indices below each node's "
+    "torch.cuda.device_count() (after CUDA_VISIBLE_DEVICES), map each device once (1-to-1, both ways), and list in "
+    "set_devices / devices= the CUDA devices the maps use."
+)
+
+_INIT_ARGS = (
+    "init_rpc(name, backend=rpc.BackendType.TENSORPIPE, rank=rank, world_size=world_size, "
+    "rpc_backend_options=rpc.TensorPipeRpcBackendOptions(init_method='tcp://host:port', num_worker_threads=16)): "
+    "the backend is a BackendType member (not a string), its options a TensorPipeRpcBackendOptions (the process "
+    "group backend and its options are gone since torch 1.11)."
+)
+
 RPC_REFUSED = refusal_recogniser(
     kind="rpc_call_refused",
-    title="torch.distributed.rpc used outside init_rpc",
+    title="torch.distributed.rpc used outside init_rpc, or init_rpc given options it refuses",
     refusals=(
         (
             "RPC has not been initialized. Call torch.distributed.rpc.init_rpc first.",
@@ -104,10 +121,38 @@ RPC_REFUSED = refusal_recogniser(
             "RPC is already initialized",
             "init_rpc was called twice in one process: call it once per process (rpc.shutdown() before another).",
         ),
+        # torch/distributed/rpc/__init__.py init_rpc, backend_registry.py's TensorPipe handler, options.py
+        ("Argument backend must be a member of BackendType", _INIT_ARGS),
+        ("Argument rpc_backend_options must be an instance of RpcBackendOptions", _INIT_ARGS),
+        ("`rpc_backend_options` must be a `TensorPipeRpcBackendOptions`.", _INIT_ARGS),
+        ("has duplicated devices", _DEVICE_MAP),
+        ("has devices with invalid indices", _DEVICE_MAP),
+        ("has invalid target node names in its device maps", _DEVICE_MAP),
+        ("has duplicated target devices in its device map for", _DEVICE_MAP),
+        ("has unexpected source devices in its device map for", _DEVICE_MAP),
+        ("has source devices with invalid indices in its device map for", _DEVICE_MAP),
+        ("has unexpected target devices in its device map for", _DEVICE_MAP),
+        ("has target devices with invalid indices in its device map for", _DEVICE_MAP),
+        ("`set_devices` expect a list of CUDA devices, but got device type", _DEVICE_MAP),
+        ("only supports 1-to-1 mapping, trying to map", _DEVICE_MAP),
     ),
     templates=(
         "torch:rpc-has-not-been-initialized-call",  # torch/distributed/rpc/api.py
         "torch:rpc-is-already-initialized",  # torch/distributed/rpc/__init__.py
+        "torch:argument-backend-must-be-member-of",
+        "torch:argument-rpc-backend-options-must-be",
+        "torch:rpc-backend-options-must-be-tensorpiperpcbackendoptions",
+        "torch:node-has-duplicated-devices-devices",
+        "torch:node-has-devices-with-invalid-indices",
+        "torch:node-has-invalid-target-node-names",
+        "torch:node-has-duplicated-target-devices-in",
+        "torch:node-has-unexpected-source-devices-in",
+        "torch:node-has-source-devices-with-invalid",
+        "torch:node-has-unexpected-target-devices-in",
+        "torch:node-has-target-devices-with-invalid",
+        "torch:set-devices-expect-list-of-cuda",
+        "torch:device-map-only-supports-to-mapping",
+        "torch:set-device-map-only-supports-to",
     ),
 )
 

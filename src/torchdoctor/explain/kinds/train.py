@@ -563,6 +563,12 @@ DDP_READY_TWICE = Recogniser(
         "torch_cpp:then-however-if-an-unused-parameter",
         "torch_cpp:using-checkpoint-the-gradient-will-show",
         "torch_cpp:disable-unused-parameter-detection-by-passing",
+        "torch_cpp:ddp-does-not-support-such-use",
+        "torch_cpp:wrapper-to-figure-out-if-any",
+        "torch_cpp:unused-for-unused-parameters-ddp-would",
+        "torch_cpp:graph-at-later-point-in-time",
+        "torch_cpp:parameters-in-the-model-participate-in",
+        "torch_cpp:in-the-model-do-not-change",
     ),
     title="DDP parameter marked ready twice",
     anchors=(
@@ -575,6 +581,12 @@ DDP_READY_TWICE = Recogniser(
         "if an unused parameter becomes part of the autograd",
         "the gradient will show up unexpectedly",
         "disable unused parameter detection by passing the keyword argument",
+        "DDP does not support such use cases in default",
+        "wrapper to figure out if any of the module's parameters went",
+        "For unused parameters, DDP would not expect gradients from",
+        "graph at a later point in time (e.g., in a reentrant backward when",
+        "parameters in the model participate in the backward pass, you can",
+        "in the model do not change over iterations, You can try to use",
         "has been marked as ready twice",
         # DeepSpeed's stage 1/2 prints it with runs of spaces before "Gradient" (a continued string): an anchor
         # across them would miss the line as printed
