@@ -19,6 +19,14 @@ def median(values) -> float:
     return ordered[half] if count % 2 else (ordered[half - 1] + ordered[half]) / 2
 
 
+def lower_quartile(values) -> float:
+    """The value a quarter of the way up the sorted values (the lower one where it falls between two)."""
+    ordered = sorted(values)
+    if not ordered:
+        raise statistics.StatisticsError("no quartile for empty data")
+    return ordered[(len(ordered) - 1) // 4]
+
+
 def mean_and_error(values: list[float]) -> tuple[float, float]:
     """The mean and its standard error (for counts: small integers, whose median moves in whole steps)."""
     mean = sum(values) / len(values)
