@@ -140,7 +140,14 @@ def test_a_traceback_cut_before_its_error_line_is_said_in_words():
     assert found.id == "log.unrecognised" and found.status == "skip"
     assert "stops before its error line" in found.summary
     assert "deepspeed/runtime/zero/partition_parameters.py:949 in __init__" in found.summary
-    assert "deepspeed's code" in found.summary
+    assert "(deepspeed's code)" in found.summary
+    # a traceback after the terminal's ^C is a KeyboardInterrupt's: the user stopped a run that was still going
+    stopped = explained(
+        "done training in 162.1 seconds\n^CTraceback (most recent call last):\n"
+        '  File "/home/u/fairseq/fairseq_cli/train.py", line 563, in cli_main\n'
+        "    distributed_utils.call_main(cfg, main)\n"
+    )
+    assert "stopped with Ctrl-C" in stopped.summary and "train.py:563 in cli_main" in stopped.summary
     # a whole traceback with its error line is named as before, not as cut
     whole = explained(
         'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n    main()\n'

@@ -16,7 +16,8 @@ from torchdoctor.findings import Finding
 CONTEXT = (
     (
         "Traceback (most recent call last)",
-        re.compile(r"(?P<traceback_header>Traceback \(most recent call last\))"),
+        # the terminal's echo of Ctrl-C just before it: the traceback is a KeyboardInterrupt's
+        re.compile(r"(?P<traceback_header>(?P<ctrl_c>\^C)?Traceback \(most recent call last\))"),
     ),
     (
         'File "',
@@ -55,12 +56,25 @@ def reading(facts: dict, last_error_line: str, sources: str) -> Finding | None:
         return None
     package, short = package_path(facts["last_frame_file"])
     where = f"{short}:{facts['last_frame_line']} in {facts['last_frame_function']}"
-    whose = f"{package}'s code" if package else "the script's own code (no installed package)"
+    whose = f" ({package}'s code)" if package else ""
     summary = (
-        f"the traceback in {sources} stops before its error line: its innermost frame is {where}, {whose}, and "
+        f"the traceback in {sources} stops before its error line: its innermost frame is {where}{whose}, and "
         "the exception that ended the run (its type and message) is not in the input, so explain cannot say what "
         "failed there"
     )
+    if facts.get("ctrl_c"):
+        # ^C echoed before the header: the exception is the KeyboardInterrupt of a user who stopped the run
+        summary = (
+            f"the run in {sources} was stopped with Ctrl-C (^C before its traceback): it was still running, or "
+            f"waiting, at {where}{whose} when the user gave up on it; the traceback stops there, before the frames "
+            "that say what it waited for"
+        )
+        fix = (
+            "Give explain the whole traceback: its innermost frames (torch's, a DataLoader's, a logger's) say what the "
+            "run waited for. A run that stops moving after its last step can be waiting for a process that was "
+            "never ended (a logger such as wandb without wandb.finish(), DataLoader workers, a process group never "
+            "destroyed). On the next hang, `torchdoctor launch --watchdog 60 train.py` prints every rank's stack."
+        )
     fix = (
         "Python prints the exception's type and message right after the traceback's last frame (a line such as "
         "`ValueError: ...`, after `[rankN]:` under torchrun): the paste or the file stops before it. Give explain "
