@@ -155,3 +155,17 @@ def test_a_traceback_cut_before_its_error_line_is_said_in_words():
     )
     assert "stops before its error line" not in whole.summary
     assert package_path("/usr/lib/python3/dist-packages/numpy/core/a.py") == ("numpy", "numpy/core/a.py")
+
+
+def test_the_check_said_in_words_is_the_same_reading():
+    # a script's assert message and a framework's ValueError, as their sources word them
+    found = explained("AssertionError: The batch size must be divisible by the world size!\n")
+    assert found.id == "log.batch_not_divisible" and found.details["confidence"] == "likely"
+    assert "batch size" in found.summary and "multiple of the number of processes" in found.fix
+    found = explained("ValueError: batch_size (10) is not divisible by the number of GPUs (4)\n")
+    assert found.id == "log.batch_not_divisible" and "(4)" in found.fix
+    # torch's own check of a tensor's first dimension is not a count the user sets
+    found = explained(
+        "RuntimeError: " + filled("torch:tensor-with-dimensions-does-not-have", "[3, 4]", "2") + "\n"
+    )
+    assert found.id != "log.batch_not_divisible"

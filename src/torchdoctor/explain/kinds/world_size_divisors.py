@@ -13,6 +13,9 @@ attention heads) and check first that the world size divides it:
 - accelerate (``accelerate/data_loader.py``: ``prepare_data_loader``, ``BatchSamplerShard``,
   ``IterableDatasetShard``) under ``split_batches=True``: "... the batch size ({}) needs to be a round multiple of
   the number of processes ({})."
+- the same check in a script's or a framework's own words ("The batch size must be divisible by the world size!",
+  "the kv heads must be divisible by the world size"): a count word, then "must be / is not divisible by" the
+  world size or the number of GPUs / processes / devices. Likely: the sentence is the script's.
 
 DeepSpeed's batch check ("train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size")
 is read as DeepSpeed refusing its config (config_checks, deepspeed_config_mismatch), as its labelled logs are.
@@ -37,6 +40,15 @@ _COUNT = r"(?:batch|bs|accum|acc_steps|grad_acc|steps|token|sample|head|seq)"
 _ASSERT = (
     rf"assert\s+\(?(?P<count>[\w.]{{0,60}}{_COUNT}[\w.]{{0,60}})\s*%\s*\(?(?P<divisor>[\w.]{{0,40}}{_DIVISOR}"
     r"[\w.]{0,20})\)?\s*==\s*0\)?[^\n]{0,200}\n(?:[^\n]{0,60}\^+[ \t]*\n)?[^\n]{0,40}?\bAssertionError\b"
+)
+# the same check said in words, by a script or a framework: "The batch size must be divisible by the world size!",
+# "the kv heads must be divisible by the world size", "batch_size (10) is not divisible by the number of GPUs (4)"
+_PROSE = (
+    r"(?P<prose>(?P<prose_count>[Bb]atch[ _]size|[Gg]radient[ _]accumulation[ _]steps|[Aa]ccumulation steps|"
+    r"(?:kv |attention |num_|number of )?heads|tokens|samples)\b[^\n]{0,80}?"
+    r"(?:(?:must|should|has to|needs to) be|is not|isn't) (?:evenly |exactly )?divisible by (?:the )?"
+    r"(?P<prose_divisor>world[ _]size|number of (?:GPUs|gpus|processes|devices|ranks)|num_gpus|n_gpus?|"
+    r"num_processes|GPU count)(?:[^\n]{0,40}?\((?P<prose_world>\d+)\))?)"
 )
 _MEGATRON = (
     r"global batch size \((?P<global_batch>\d+)\) is not divisible by micro batch size \((?P<micro_batch>\d+)\) "
@@ -76,6 +88,17 @@ def _not_divisible(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "number of processes that divides it, or leave split_batches off (Accelerator(dataloader_config="
             "DataLoaderConfiguration(split_batches=False))), so that each process loads a batch of its own.",
         )
+    said = first(hits, "prose")
+    if said is not None:
+        count, world = first(hits, "prose_count"), first(hits, "prose_world")
+        processes = f" ({world})" if world else ""
+        return (
+            f'the run stopped on "{said}": the {first(hits, "prose_divisor")}{processes} does not divide the '
+            f"{count.lower()}" + on_ranks(hits),
+            f"Set the {count.lower()} to a multiple of the number of processes{processes} (the world size: nodes x "
+            "GPUs per node), or launch a number of processes that divides it (torchrun --nproc_per_node, "
+            "--nnodes).",
+        )
     count, divisor = first(hits, "count"), first(hits, "divisor")
     return (
         f"the script asserts that {count} is a multiple of {divisor} (assert {count} % {divisor} == 0) and it is "
@@ -107,10 +130,16 @@ BATCH_NOT_DIVISIBLE = Recogniser(
         "dp_size == 0",
         "is not divisible by micro batch size",
         "needs to be a round multiple of the number of processes",
+        "divisible by the world size",
+        "divisible by world size",
+        "divisible by the number of GPUs",
+        "divisible by the number of processes",
+        "divisible by the number of devices",
+        "divisible by num_gpus",
     ),
     # the assert line, Python 3.11+'s carets, then the AssertionError (bare, or with the assert's message)
     span=3,
-    match=R(f"{_ASSERT}|{_MEGATRON}|{_ACCELERATE}"),
+    match=R(f"{_ASSERT}|{_MEGATRON}|{_ACCELERATE}|{_PROSE}"),
     # a framework's message says which values; a script's assert is its own check, whose names may mean other
     # things: likely
     confirm=lambda hits, ctx: any("global_batch" in h.facts or "split_batch" in h.facts for h in hits),
