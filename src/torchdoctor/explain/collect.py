@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain import cut_traceback
 from torchdoctor.explain.first_failure import Raised, cut, cut_after_assert, exception_at, installed_package
 from torchdoctor.explain.kinds import CONTEXT_FACTS, RECOGNISERS
 from torchdoctor.explain.reader import TAIL, Window, ranks_in_head, windows
@@ -126,7 +127,7 @@ def places(line: str) -> set[int]:
 
 # the literals of the whole-log facts (versions, settings), one search for a line that holds none of them
 # the context facts a traceback's frame gives, where the innermost frame read is kept (the first read for the others)
-INNERMOST = frozenset({"installed_frame"})
+INNERMOST = frozenset({"installed_frame", *cut_traceback.FRAME_KEYS})
 _CONTEXT_LITERALS = literal_tree(sorted({literal for literal, _ in CONTEXT_FACTS}))
 
 

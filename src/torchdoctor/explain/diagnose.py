@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from torchdoctor.explain import console_attempts
+from torchdoctor.explain import console_attempts, cut_traceback
 from torchdoctor.explain.collect import Collector
 from torchdoctor.explain.flight_recorder.findings import explain_dumps
 from torchdoctor.explain.flight_recorder.records import looks_like_dump
@@ -101,6 +101,10 @@ def _nothing(collector: Collector, no_text: dict[str, str]) -> Finding:
     sources = ", ".join(ctx.sources[:3]) + (
         f" and {len(ctx.sources) - 3} more" if len(ctx.sources) > 3 else ""
     )
+    cut = cut_traceback.reading(ctx.facts, ctx.last_error_line, sources or "the input")
+    if cut is not None:
+        cut.details.update(files=len(ctx.sources), lines_looked_at=ctx.candidates)
+        return cut
     summary = f"no known failure recognised in {sources or 'the input'}"
     details = {"files": len(ctx.sources), "lines_looked_at": ctx.candidates}
     if ctx.last_error_line:

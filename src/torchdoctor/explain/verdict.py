@@ -126,9 +126,13 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
     """Which finding leads and how sure each is (and, on ``ctx.cause_ranks``, the ranks the causes are on)."""
     by_kind, seen = _kinds_read(hits, ctx)
     first = first_failure.initiating(raised, root_rank)
+    # the exit warning with the watchdog timing out after it, no exception: the process hung at exit
+    at_exit = first is None and ranks_kind.exit_hang(by_kind, ctx)
     if first is not None or any(not BY_KIND[k].fallback for k in by_kind):
         # a warning healthy exits print too says nothing beside a failure the log does show
-        by_kind = {k: h for k, h in by_kind.items() if not BY_KIND[k].fallback}
+        by_kind = {
+            k: h for k, h in by_kind.items() if not BY_KIND[k].fallback or (at_exit and k == "shutdown_hang")
+        }
     roles = {kind: role(kind, kind_hits) for kind, kind_hits in by_kind.items()}
     sure = {kind: BY_KIND[kind].confidence(kind_hits, ctx) for kind, kind_hits in by_kind.items()}
     # a certain cause leads a likely one (stable: earliest first within each)

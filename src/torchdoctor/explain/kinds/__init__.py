@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain import printed_versions
+from torchdoctor.explain import cut_traceback, printed_versions
 from torchdoctor.explain.kinds import (
     accelerate_calls,
     accelerate_state,
@@ -175,6 +175,7 @@ from torchdoctor.explain.kinds import (
     webdataset_shards,
     wheel_tags,
     windows_shared_memory,
+    world_size_divisors,
     wrapper_usage,
     xla_lowering,
     xla_spawn,
@@ -206,6 +207,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *fsdp_writeback.RECOGNISERS,
     *wrapper_usage.RECOGNISERS,
     *trainer_arguments.RECOGNISERS,
+    *world_size_divisors.RECOGNISERS,
     *trainer_resume.RECOGNISERS,
     *lr_scheduler_config.RECOGNISERS,
     *batch_containers.RECOGNISERS,
@@ -461,6 +463,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *placement.VLLM_SEEN,  # vLLM's workers, forked by vLLM: cuda_fork's fix names its variable
     placement.TRACEBACK_FRAME,
     placement.INSTALLED_FRAME,
+    *cut_traceback.CONTEXT,  # a traceback that stops before its error line: where its frames end
     ranks.HPO,  # a hyperparameter search: each process may draw its own trial (a model that differs by rank)
     ("zero", re.compile(r"(?P<saw_zero3>zero_stage[\"'=: ]{1,4}3|ZeRO[- ]?(?:Stage )?3|zero3|stage3\.py)")),
     ("ZeRO", re.compile(r"(?P<saw_zero3>ZeRO[- ]?(?:Stage )?3)")),

@@ -1070,6 +1070,28 @@ CHILD_FAILED = Recogniser(
 
 
 def _shutdown(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    fix = (
+        "End the script the same way on every rank, after everything that talks to the other ranks or runs in "
+        "the background is done:\n"
+        "    wandb.finish()          # and other loggers / DataLoader workers / threads\n"
+        "    dist.barrier()          # every rank reaches the end (no rank-0-only work still running)\n"
+        "    dist.destroy_process_group()   # the default group and, with it, every group made by new_group\n"
+        "A rank that returns early (or a logger process still running) leaves the others waiting in their last "
+        "collective, or keeps the job alive after training."
+    )
+    stuck = ctx.facts.get(EXIT_HANG)
+    if stuck:
+        # the watchdog timed out after the exit warning, in the same log: the process was exiting, not training
+        return (
+            "the run hung at exit: the process group was never destroyed" + on_ranks(hits) + ", and "
+            f"ProcessGroupNCCL's watchdog {stuck} after that warning, while the process was tearing its groups down "
+            "(training had ended): without destroy_process_group, Python's exit destroys the communicators of "
+            "every process group (data, tensor, expert parallel) in no agreed order across the ranks",
+            fix
+            + "\nA framework that makes many groups (Megatron's model- and expert-parallel groups) needs them "
+            "destroyed by the same call at the end of its run: update it to a release that does, or call "
+            "dist.destroy_process_group() after its training returns.",
+        )
     return (
         "the process group was never destroyed: the run ended without destroy_process_group"
         + on_ranks(hits)
@@ -1077,24 +1099,50 @@ def _shutdown(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "crashes earlier prints it too on its way out, so alone it does not say why a run failed",
         "If the run stopped before training finished, this warning is a side effect of the crash: the cause is the "
         "first Traceback or error above it (on any rank's log; none that explain knows is in this one). If it "
-        "finished and then hung or crashed at exit, end the script the same way on every rank, after everything that talks to the other ranks or "
-        "runs in the background is done:\n"
-        "    wandb.finish()          # and other loggers / DataLoader workers / threads\n"
-        "    dist.barrier()          # every rank reaches the end (no rank-0-only work still running)\n"
-        "    dist.destroy_process_group()\n"
-        "A rank that returns early (or a logger process still running) leaves the others waiting in their last "
-        "collective, or keeps the job alive after training.",
+        "finished and then hung or crashed at exit: " + fix[0].lower() + fix[1:],
     )
+
+
+# a fact set on the log when the watchdog timed out after the exit warning (exit_hang): what the watchdog did
+EXIT_HANG = "exit_hang"
+
+
+def exit_hang(by_kind: dict[str, list[Hit]], ctx: Context) -> bool:
+    """Whether ProcessGroupNCCL's watchdog timed out after the exit warning in the same log (a hang at exit).
+
+    ~ProcessGroupNCCL prints the warning when the process is exiting, so a watchdog that times out (or gets
+    stuck) later in the same file timed out during that exit, not in training. Notes on ``ctx.facts`` what the
+    watchdog did, for the finding's words.
+    """
+    warned, timed = by_kind.get("shutdown_hang", []), by_kind.get("nccl_watchdog_timeout", [])
+    after = [t for t in timed if any(w.source == t.source and w.order < t.order for w in warned)]
+    if not after:
+        return False
+    stuck = first(after, "stuck_s")
+    ctx.facts[EXIT_HANG] = f"got stuck for {stuck} s" if stuck else "timed out"
+    return True
 
 
 SHUTDOWN_HANG = Recogniser(
     # torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (torch 2.4+), printed from ~ProcessGroupNCCL at exit
     kind="shutdown_hang",
     title="exit without destroy_process_group",
-    anchors=("has NOT been destroyed before we destruct",),
-    templates=("torch_native:process-group-has-not-been-destroyed",),
+    # the warning's wordings across releases (catalog torch_native.tsv): 2.4's nightlies, 2.4-2.5, 2.6+, and the
+    # one a 2026 nightly prints
+    anchors=(
+        "has NOT been destroyed before we destruct",
+        "has NOT been destroyed before it is being destructed",
+        "destroy_process_group() was not called before program exit",
+        "must call destroy_process_group() before process exit",
+    ),
+    templates=(
+        "torch_native:process-group-has-not-been-destroyed",
+        "torch_native:process-group-not-destroyed-before-destructed",
+        "torch_native:destroy-process-group-not-called-before-exit",
+        "torch_native:must-call-destroy-process-group-before-exit",
+    ),
     # every run that exits without cleaning up prints it, healthy or not: a finding only when nothing else in
-    # the log explains the failure, and then only likely
+    # the log explains the failure (or the watchdog timed out after it: exit_hang), and then only likely
     fallback=True,
     confirm=lambda hits, ctx: False,
     describe=_shutdown,

@@ -1,0 +1,88 @@
+"""A Python traceback that stops before its error line: said in words, with where its frames end.
+
+CPython prints an uncaught exception as "Traceback (most recent call last):", the frames outermost first (each
+``File "<path>", line <n>, in <function>`` and its source line), then the exception's type and message. A paste
+or a file that stops after the frames has no error to read: `explain` names the innermost frame it saw and
+whose code that is (the installed package its path is in), rather than guess the error.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchdoctor.findings import Finding
+
+# whole-log facts (kinds.CONTEXT_FACTS): the header, and the frames, of which the innermost (last) is kept
+CONTEXT = (
+    (
+        "Traceback (most recent call last)",
+        # the terminal's echo of Ctrl-C just before it: the traceback is a KeyboardInterrupt's
+        re.compile(r"(?P<traceback_header>(?P<ctrl_c>\^C)?Traceback \(most recent call last\))"),
+    ),
+    (
+        'File "',
+        re.compile(
+            r'File "(?P<last_frame_file>[^"\n]{1,300})", line (?P<last_frame_line>\d+), '
+            r"in (?P<last_frame_function>[\w<>.]{1,100})"
+        ),
+    ),
+)
+FRAME_KEYS = frozenset({"last_frame_file", "last_frame_line", "last_frame_function"})
+
+# an installed package's folder: site-packages/<name>/..., or inside an egg (site-packages/<name>-<ver>.egg/<name>/)
+_INSTALLED = re.compile(
+    r"[\\/](?:site|dist)-packages[\\/]+(?:[^\\/]{1,120}\.egg[\\/]+)?(?P<package>[A-Za-z_]\w{0,60})[\\/]"
+)
+
+
+def package_path(path: str) -> tuple[str, str]:
+    """(the installed package, the path from its folder on) for a frame's file; ("", path) for one outside them.
+
+    >>> package_path("/env/site-packages/deepspeed-0.16.3-py3.10.egg/deepspeed/runtime/config.py")
+    ('deepspeed', 'deepspeed/runtime/config.py')
+    >>> package_path("train.py")
+    ('', 'train.py')
+    """
+    found = _INSTALLED.search(path)
+    if found is None:
+        return "", path
+    return found["package"], path[found.start("package") :].replace("\\", "/")
+
+
+def reading(facts: dict, last_error_line: str, sources: str) -> Finding | None:
+    """The finding for a log whose traceback ends before its error line; None when the log has no traceback, or
+    has an error line (then that is what is named)."""
+    if last_error_line or "traceback_header" not in facts or not FRAME_KEYS <= facts.keys():
+        return None
+    package, short = package_path(facts["last_frame_file"])
+    where = f"{short}:{facts['last_frame_line']} in {facts['last_frame_function']}"
+    whose = f" ({package}'s code)" if package else ""
+    summary = (
+        f"the traceback in {sources} stops before its error line: its innermost frame is {where}{whose}, and "
+        "the exception that ended the run (its type and message) is not in the input, so explain cannot say what "
+        "failed there"
+    )
+    if facts.get("ctrl_c"):
+        # ^C echoed before the header: the exception is the KeyboardInterrupt of a user who stopped the run
+        summary = (
+            f"the run in {sources} was stopped with Ctrl-C (^C before its traceback): it was still running, or "
+            f"waiting, at {where}{whose} when the user gave up on it; the traceback stops there, before the frames "
+            "that say what it waited for"
+        )
+        fix = (
+            "Give explain the whole traceback: its innermost frames (torch's, a DataLoader's, a logger's) say what the "
+            "run waited for. A run that stops moving after its last step can be waiting for a process that was "
+            "never ended (a logger such as wandb without wandb.finish(), DataLoader workers, a process group never "
+            "destroyed). On the next hang, `torchdoctor launch --watchdog 60 train.py` prints every rank's stack."
+        )
+    fix = (
+        "Python prints the exception's type and message right after the traceback's last frame (a line such as "
+        "`ValueError: ...`, after `[rankN]:` under torchrun): the paste or the file stops before it. Give explain "
+        "the whole output (`python train.py 2>&1 | tee train.log` keeps stderr, where the traceback goes), or the "
+        "lines after the last frame."
+    )
+    details = {
+        "cut_traceback": where,
+        "package": package or None,
+    }
+    return Finding("log.unrecognised", "skip", summary, details, fix)
