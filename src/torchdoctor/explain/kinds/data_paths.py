@@ -44,6 +44,14 @@ the Python binding (``modules/python/src2/cv2_convert.cpp`` pyopencv_from of a M
 None. The dataset's next step asks the image for its size, and CPython raises "'NoneType' object has no attribute
 'shape'" (``Objects/object.c``), far from the read. Likely: the path is the usual cause, an unreadable file the
 other, and any function of the code's own that returned None prints the same words.
+
+The same empty image handed to OpenCV itself stops at the first function's check of its input: ``CV_Assert(
+!_src.empty())`` at the top of ``cv::cvtColor`` (``modules/imgproc/src/color.cpp``; GaussianBlur, meanStdDev and
+others check the same) and ``CV_Assert( !ssize.empty() )`` in ``cv::resize`` (``modules/imgproc/src/resize.cpp``),
+which ``cv::error`` prints as "OpenCV(4.7.0) .../color.cpp:182: error: (-215:Assertion failed) !_src.empty() in
+function 'cvtColor'" (3.x: "error: (-215) !_src.empty() in function cvtColor") and the binding raises as cv2.error.
+Likely, as the attribute error: the path is the usual cause; a file cv2 cannot decode, or a crop of no pixels (a
+box outside the image), hands it the same empty image.
 """
 
 from __future__ import annotations
@@ -76,6 +84,8 @@ _MISSING = R(
     r"Dataset '(?P<hf_hub>[^'\n{}]{1,200})' doesn't exist on the Hub|"
     # an image cv2.imread could not read (None, no exception) asked for its size
     r"'NoneType' object has no attribute '(?P<none_image>shape)'|"
+    # ...or handed to OpenCV, whose first check of its input refuses an empty image
+    r"\(-215(?::Assertion failed)?\) (?P<cv_empty>!_src\.empty\(\)|!ssize\.empty\(\)) in function '?(?P<cv_function>[\w:]{1,60})|"
     # Hugging Face datasets' data_files.py resolve_pattern: a data_files path or glob that matched nothing
     r"FileNotFoundError: Unable to find '(?P<hf_data_file>[^'\n{}]{1,300})'(?: at (?P<hf_base>[^\n{}]{1,300}))?|"
     # torch's sampler.py RandomSampler.__init__: num_samples is len(dataset) unless the script passed its own
@@ -102,6 +112,7 @@ _OTHER_FILE = Alternative(
         "hf_data_dir",
         "hf_hub",
         "none_image",
+        "cv_empty",
         "empty_dataset",
         "hf_data_file",
     ),
@@ -113,6 +124,14 @@ _UNREADABLE_IMAGE = Alternative(
     "Open the file the dataset read last in an image viewer, or run cv2.imread over the list and print the paths "
     "that come back None; re-export or drop those files.",
     when=("none_image",),
+)
+_EMPTY_CROP = Alternative(
+    "bad_training_data",
+    "an image file OpenCV cannot decode, or a crop of no pixels (a box of the annotations outside the image)",
+    "Run cv2.imread over the list and print the paths that come back None (re-export or drop those files); clip "
+    "each box to the image before cropping (x1 < x2 within 0..width, y1 < y2 within 0..height) and drop the "
+    "annotations whose box is empty after it.",
+    when=("cv_empty",),
 )
 
 
@@ -259,6 +278,20 @@ def _none_image(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _cv_empty(hits: list[Hit]) -> tuple[str, str]:
+    function = first(hits, "cv_function", "")
+    check = first(hits, "cv_empty", "")
+    return (
+        f"OpenCV's {function or 'function'} was handed an empty image ({check}): cv2.imread returns an empty "
+        "image (None) instead of raising for a path that does not exist or a file it cannot read" + on_ranks(hits),
+        "Check the image paths the dataset reads (the config's data root, the annotation or list file's paths, "
+        "absolute, on the machine that ran the job; on Windows cv2.imread does not open a path with non-ASCII "
+        "characters), and that every listed file exists and is readable: an assert img is not None, "
+        "path right after cv2.imread names the first bad one (in a DataLoader worker the traceback shows only the "
+        "later call).",
+    )
+
+
 def _empty_dataset(hits: list[Hit]) -> tuple[str, str]:
     return (
         "the dataset handed to the DataLoader is empty: its RandomSampler (shuffle=True) got num_samples=0, "
@@ -276,6 +309,8 @@ def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _empty_dataset(hits)
     if first(hits, "none_image"):
         return _none_image(hits)
+    if first(hits, "cv_empty"):
+        return _cv_empty(hits)
     classes = first(hits, "no_valid_file") or first(hits, "no_valid_root")
     if classes:
         return _no_valid_file(classes, hits)
@@ -347,6 +382,8 @@ DATA_PATH_MISSING = Recogniser(
         "datasets:unable-to-find",
         "datasets:unable-to-find-at",
         "third_party:opencv-imread-none-shape",
+        "third_party:opencv-cvtcolor-empty-image",
+        "third_party:opencv-resize-empty-image",
     ),
     title="a dataset path that does not exist",
     # CPython's form with the path (pastes lose the space, or type a full-width colon), not ninja's or a shell's
@@ -366,6 +403,8 @@ DATA_PATH_MISSING = Recogniser(
         "Couldn't find any data file at ",
         "doesn't exist on the Hub",
         "'NoneType' object has no attribute 'shape'",
+        "!_src.empty() in function",
+        "!ssize.empty() in function",
         "but got num_samples=0",
         # datasets' data_files.py; the match asks for its FileNotFoundError (other libraries say "Unable to find")
         "Unable to find '",
@@ -389,7 +428,7 @@ DATA_PATH_MISSING = Recogniser(
     confirm=lambda hits, ctx: any(
         any(k in h.facts for k in _DECISIVE) and "hf_either" not in h.facts for h in hits
     ),
-    also=(_OTHER_FILE, _GATED_DATASET, _UNREADABLE_IMAGE, _SAMPLER_OPTION),
+    also=(_OTHER_FILE, _GATED_DATASET, _UNREADABLE_IMAGE, _EMPTY_CROP, _SAMPLER_OPTION),
     describe=_missing,
 )
 
