@@ -223,7 +223,7 @@ DATASET_COLUMN_MISSING = Recogniser(
         "not in the dataset. Current columns in the dataset: ",
         "not in the dataset. Columns in the dataset: ",
         "are not in the dataset.",
-        "is out of bounds for size 0",
+        "is out of bounds for size ",
     ),
     match=R(
         r"(?:Column name|Columns|Original column names?|Input column|Column to remove|Column) "
