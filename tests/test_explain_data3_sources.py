@@ -189,3 +189,22 @@ def test_an_ultralytics_warning_does_not_lead_over_the_error_that_stopped_the_ru
     assert explained(log).id == "log.rendezvous_or_port"
     # the warning alone is still read
     assert explained(log.split("Traceback")[0]).id == "log.bad_training_data"
+
+
+def test_webdataset_shards_whose_names_give_one_key_two_files():
+    line = "ValueError: " + template(
+        "webdataset:duplicate-file-name-in-tar-file",
+        "img.0002.jpg",
+        "jpg",
+        "dict_keys(['__key__', '__url__', 'jpg', 'json'])",
+    )
+    found = leads_with(line, "bad_training_data", "certain", ["tar --sort=name", "img_0001.jpg"])
+    assert "img.0002.jpg: a second .jpg" in found.summary
+    # a tar command's own complaint about a file is not webdataset's grouping
+    assert explained("tar: img.jpg: file changed as we read it\n").id != "log.bad_training_data"
+
+
+def test_a_webdataset_stage_declared_non_empty_that_got_nothing():
+    line = "ValueError: " + template("webdataset:pipeline-stage-received-no-data-at")
+    found = likely_with(line + "\n", "webdataset_shard_split", "log.bad_training_data")
+    assert "world_size x num_workers" in found.fix

@@ -16,7 +16,14 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds import dataset_labels, detection_boxes, image_files, media_reads, raster_reads
+from torchdoctor.explain.kinds import (
+    dataset_labels,
+    detection_boxes,
+    image_files,
+    media_reads,
+    raster_reads,
+    webdataset_shards,
+)
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "data loading"
@@ -327,6 +334,8 @@ def _bad_data(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return raster_reads.explain(hits)
     if first(hits, "media_read"):
         return media_reads.explain(hits)
+    if first(hits, "wds_duplicate"):
+        return webdataset_shards.explain_duplicate(hits)
     where = " in a DataLoader worker" if "saw_dataloader_worker" in ctx.facts else ""
     if not first(hits, "truncated_image") and (
         first(hits, "unidentified_path") or first(hits, "unidentified_stream")
@@ -375,6 +384,8 @@ BAD_TRAINING_DATA = Recogniser(
         *media_reads.ANCHORS,
         # a file Pillow does not identify as an image (image_files.py)
         *image_files.ANCHORS,
+        # a webdataset shard whose members' names make two files of one key (webdataset_shards.py)
+        webdataset_shards.DUPLICATE,
     ),
     templates=(
         "third_party:pil-image-file-is-truncated",
@@ -390,6 +401,7 @@ BAD_TRAINING_DATA = Recogniser(
         *raster_reads.TEMPLATES,
         *media_reads.TEMPLATES,
         *image_files.TEMPLATES,
+        webdataset_shards.DUPLICATE_TEMPLATE,
     ),
     facts=(
         R(r"(?P<str_dims>too many dimensions 'str')"),
@@ -403,6 +415,7 @@ BAD_TRAINING_DATA = Recogniser(
         image_files.FACT,
         image_files.DAMAGED_FACT,
         image_files.CODEC_FACT,
+        webdataset_shards.DUPLICATE_FACT,
         R(r"(?P<truncated_image>image file is truncated)"),
     ),
     reject=R(dataset_labels.ROW_REJECT + "|" + image_files.REJECT),
