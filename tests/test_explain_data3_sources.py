@@ -152,14 +152,22 @@ def test_a_data_collator_given_token_lists_of_different_lengths():
 
 def test_a_text_column_handed_to_torch_tensor():
     line = "TypeError: " + template("torch_native:tensor-new-invalid-data-type", "str")
-    found = leads_with(COLLATOR + line + "\n", "column_not_tensorizable", "likely", ["tokenize", "ClassLabel"])
+    found = leads_with(
+        COLLATOR + line + "\n", "column_not_tensorizable", "likely", ["tokenize", "ClassLabel"]
+    )
     assert "str values" in found.summary
     # another type's refusal of the same function is not a text column
-    assert explained("TypeError: new(): data must be a sequence (got float)\n").id != "log.column_not_tensorizable"
+    assert (
+        explained("TypeError: new(): data must be a sequence (got float)\n").id
+        != "log.column_not_tensorizable"
+    )
 
 
 def test_pillow_refusing_a_png_whose_metadata_is_over_its_limit():
-    for ident in ("pillow:decompressed-data-too-large", "pillow:decompressed-data-too-large-for-pngimageplugin"):
+    for ident in (
+        "pillow:decompressed-data-too-large",
+        "pillow:decompressed-data-too-large-for-pngimageplugin",
+    ):
         line = "ValueError: " + template(ident)
         found = leads_with(
             WORKER + "    image = Image.open(path).convert('RGB')\n" + line + "\n",

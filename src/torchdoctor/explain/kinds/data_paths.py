@@ -283,7 +283,8 @@ def _cv_empty(hits: list[Hit]) -> tuple[str, str]:
     check = first(hits, "cv_empty", "")
     return (
         f"OpenCV's {function or 'function'} was handed an empty image ({check}): cv2.imread returns an empty "
-        "image (None) instead of raising for a path that does not exist or a file it cannot read" + on_ranks(hits),
+        "image (None) instead of raising for a path that does not exist or a file it cannot read"
+        + on_ranks(hits),
         "Check the image paths the dataset reads (the config's data root, the annotation or list file's paths, "
         "absolute, on the machine that ran the job; on Windows cv2.imread does not open a path with non-ASCII "
         "characters), and that every listed file exists and is readable: an assert img is not None, "

@@ -139,7 +139,11 @@ def _collate(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 
 def _ragged(hits: list[Hit]) -> tuple[str, str]:
-    want, dim, got = first(hits, "ragged_want", ""), first(hits, "ragged_dim", ""), first(hits, "ragged_got", "")
+    want, dim, got = (
+        first(hits, "ragged_want", ""),
+        first(hits, "ragged_dim", ""),
+        first(hits, "ragged_got", ""),
+    )
     return (
         f"torch.tensor was given lists of different lengths to make one tensor (length {want} expected at dim "
         f"{dim}, {got} found): the samples of a batch were not padded to one length" + on_ranks(hits),

@@ -199,7 +199,8 @@ def _pixels(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if first(hits, "png_text_limit"):
         return (
             "a PNG of the training data carries a text or ICC-profile chunk larger than Pillow's limit "
-            f"({first(hits, 'png_text_limit')}): Image.open refused it while reading the header" + on_ranks(hits),
+            f"({first(hits, 'png_text_limit')}): Image.open refused it while reading the header"
+            + on_ranks(hits),
             "The image is not broken: its metadata (an embedded prompt or workflow, a large ICC profile) is over "
             "Pillow's guard. For data you trust, raise the limits where the Dataset is defined, so DataLoader "
             "workers import it too: `from PIL import PngImagePlugin; PngImagePlugin.MAX_TEXT_CHUNK = 100 * 1024**2` "
