@@ -216,3 +216,24 @@ def test_a_webdataset_stage_declared_non_empty_that_got_nothing():
     line = "ValueError: " + template("webdataset:pipeline-stage-received-no-data-at")
     found = likely_with(line + "\n", "webdataset_shard_split", "log.bad_training_data")
     assert "world_size x num_workers" in found.fix
+
+
+def test_a_base_models_tokenizer_asked_for_its_chat_template():
+    sft = (
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "/usr/local/lib/python3.12/site-packages/trl/trainer/sft_trainer.py", line 588, in '
+        "_prepare_non_packed_dataloader\n"
+        "[rank0]:     tokenized_dataset = dataset.map(tokenize, **map_kwargs)\n"
+    )
+    line = "[rank0]: ValueError: " + template("third_party:transformers-chat-template-not-set")
+    found = leads_with(
+        sft + line, "chat_template_missing", "certain", ["tokenizer.chat_template =", "Instruct"]
+    )
+    assert found.summary.startswith("the tokenizer has no chat template") and "rank 0" in found.summary
+    # a processor's own wording
+    line = "ValueError: " + template("third_party:transformers-processor-no-chat-template")
+    found = leads_with(line, "chat_template_missing", "certain", ["processor.chat_template"])
+    assert found.summary.startswith("the processor")
+    # a template that is set but fails to render is another error
+    other = "jinja2.exceptions.TemplateError: Conversation roles must alternate user/assistant/user/assistant/...\n"
+    assert explained(other).id != "log.chat_template_missing"
