@@ -237,3 +237,20 @@ def test_a_base_models_tokenizer_asked_for_its_chat_template():
     # a template that is set but fails to render is another error
     other = "jinja2.exceptions.TemplateError: Conversation roles must alternate user/assistant/user/assistant/...\n"
     assert explained(other).id != "log.chat_template_missing"
+
+
+def test_an_hdf5_file_of_the_data_cut_short_or_not_hdf5():
+    line = "OSError: " + template("third_party:hdf5-truncated-file", "1048576", "0", "7340032")
+    found = likely_with(line + "\n", "bad_training_data", "log.checkpoint_file_invalid")
+    assert "1048576 bytes on disk where its header says 7340032" in found.summary
+    # h5py 3.8's wording with HDF5 1.14
+    newer = line.replace("Unable to open file", "Unable to synchronously open file")
+    assert (
+        "cut short" in likely_with(newer + "\n", "bad_training_data", "log.checkpoint_file_invalid").summary
+    )
+    line = "OSError: " + template("third_party:hdf5-file-signature-not-found")
+    found = likely_with(line + "\n", "bad_training_data", "log.checkpoint_file_invalid")
+    assert "not HDF5" in found.summary and "git lfs pull" in found.fix
+    # HDF5's other refusals of an open file are other failures
+    other = "OSError: Unable to open file (unable to lock file, errno = 11, error message = 'Resource temporarily unavailable')\n"
+    assert explained(other).id != "log.bad_training_data"

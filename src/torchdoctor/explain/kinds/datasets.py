@@ -19,6 +19,7 @@ import re
 from torchdoctor.explain.kinds import (
     dataset_labels,
     detection_boxes,
+    hdf5_files,
     image_files,
     media_reads,
     raster_reads,
@@ -336,6 +337,8 @@ def _bad_data(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary + on_ranks(hits), fix
     if first(hits, "raster_read"):
         return raster_reads.explain(hits)
+    if first(hits, "hdf5_unreadable"):
+        return hdf5_files.explain(hits)
     if first(hits, "media_read"):
         return media_reads.explain(hits)
     if first(hits, "wds_duplicate"):
@@ -384,6 +387,8 @@ BAD_TRAINING_DATA = Recogniser(
         *dataset_labels.ROW_ANCHORS,
         # a GeoTIFF GDAL cannot read to its end (raster_reads.py)
         *raster_reads.ANCHORS,
+        # an HDF5 file cut short or not HDF5 (hdf5_files.py)
+        *hdf5_files.ANCHORS,
         # stereo audio given to librosa's mono check, photos COLMAP cannot pose (media_reads.py)
         *media_reads.ANCHORS,
         # a file Pillow does not identify as an image (image_files.py)
@@ -403,6 +408,7 @@ BAD_TRAINING_DATA = Recogniser(
         detection_boxes.TEMPLATE,
         *dataset_labels.ROW_TEMPLATES,
         *raster_reads.TEMPLATES,
+        *hdf5_files.TEMPLATES,
         *media_reads.TEMPLATES,
         *image_files.TEMPLATES,
         webdataset_shards.DUPLICATE_TEMPLATE,
@@ -415,6 +421,7 @@ BAD_TRAINING_DATA = Recogniser(
         dataset_labels.IGNORED_FACT,
         raster_reads.FACT,
         raster_reads.FILE,
+        hdf5_files.FACT,
         media_reads.FACT,
         image_files.FACT,
         image_files.DAMAGED_FACT,
@@ -429,6 +436,7 @@ BAD_TRAINING_DATA = Recogniser(
             "str_dims" in h.facts
             or "tok_not_str" in h.facts
             or "raster_read" in h.facts
+            or "hdf5_unreadable" in h.facts
             or "media_read" in h.facts
             or "unidentified_stream" in h.facts
             or "codec_damaged" in h.facts
@@ -457,6 +465,7 @@ BAD_TRAINING_DATA = Recogniser(
             when=("tok_not_str",),
         ),
         raster_reads.SHARED_HANDLE,
+        hdf5_files.CHECKPOINT,
         *media_reads.ALSO,
         image_files.STREAM,
         image_files.CODEC_STREAM,
