@@ -254,3 +254,23 @@ def test_an_hdf5_file_of_the_data_cut_short_or_not_hdf5():
     # HDF5's other refusals of an open file are other failures
     other = "OSError: Unable to open file (unable to lock file, errno = 11, error message = 'Resource temporarily unavailable')\n"
     assert explained(other).id != "log.bad_training_data"
+
+
+def test_yolos_image_not_found_and_windows_missing_paths():
+    line = "AssertionError: " + template(
+        "third_party:yolo-image-not-found", "/data/coco/images/train/0001.jpg"
+    )
+    found = likely_with(line + "\n", "data_path_missing", "log.bad_training_data")
+    assert "'/data/coco/images/train/0001.jpg'" in found.summary and "*.cache" in found.fix
+    # ultralytics 8 raises it as a FileNotFoundError: the same reading
+    newer = "FileNotFoundError: " + template("third_party:yolo-image-not-found", "datasets/x/images/a.png")
+    assert "datasets/x/images/a.png" in explained(newer + "\n").summary
+    for ident in ("system:winerror-3-path-not-found", "system:winerror-2-file-not-found"):
+        line = "FileNotFoundError: " + template(ident, "D:\\\\data\\\\train\\\\labels")
+        found = leads_with(line, "data_path_missing", "likely", ["absolute"])
+        assert "D:\\\\data\\\\train\\\\labels" in found.summary
+    # a program or a DLL Windows did not find is no dataset path, nor subprocess's WinError 2 without one
+    tool = "FileNotFoundError: " + template("system:winerror-2-file-not-found", "C:\\\\tools\\\\ninja.exe")
+    assert explained(tool + "\n").id != "log.data_path_missing"
+    bare = "FileNotFoundError: [WinError 2] The system cannot find the file specified\n"
+    assert explained(bare).id != "log.data_path_missing"

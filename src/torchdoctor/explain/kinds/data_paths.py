@@ -51,7 +51,15 @@ others check the same) and ``CV_Assert( !ssize.empty() )`` in ``cv::resize`` (``
 which ``cv::error`` prints as "OpenCV(4.7.0) .../color.cpp:182: error: (-215:Assertion failed) !_src.empty() in
 function 'cvtColor'" (3.x: "error: (-215) !_src.empty() in function cvtColor") and the binding raises as cv2.error.
 Likely, as the attribute error: the path is the usual cause; a file cv2 cannot decode, or a crop of no pixels (a
-box outside the image), hands it the same empty image.
+box outside the image), hands it the same empty image. YOLOv5's and ultralytics' ``load_image`` (``utils/dataloaders.py``,
+``ultralytics/data/base.py``) test the read themselves and say so with the path: "Image Not Found <path>" (an
+assert in YOLOv5, a FileNotFoundError in ultralytics 8): likely, as cv2.imread's None is.
+
+Windows words a missing folder or file in its own system messages, which CPython's OSError prints with the path
+(``PC/errmap.h``, FormatMessage): "[WinError 3] The system cannot find the path specified: '<path>'"
+(ERROR_PATH_NOT_FOUND, a folder on the way missing) and "[WinError 2] The system cannot find the file specified:
+'<path>'" (ERROR_FILE_NOT_FOUND). Read as the path above; the WinError 2 that subprocess raises for a program it
+cannot start names no path and is not read here.
 """
 
 from __future__ import annotations
@@ -89,7 +97,11 @@ _MISSING = R(
     # Hugging Face datasets' data_files.py resolve_pattern: a data_files path or glob that matched nothing
     r"FileNotFoundError: Unable to find '(?P<hf_data_file>[^'\n{}]{1,300})'(?: at (?P<hf_base>[^\n{}]{1,300}))?|"
     # torch's sampler.py RandomSampler.__init__: num_samples is len(dataset) unless the script passed its own
-    r"num_samples should be a positive integer value, but got (?P<empty_dataset>num_samples=0)\b"
+    r"num_samples should be a positive integer value, but got (?P<empty_dataset>num_samples=0)\b|"
+    # YOLOv5's and ultralytics' load_image: cv2.imread's None, said with the path
+    r"Image Not Found (?P<yolo_image>[^\n]{1,300}?)\s*$|"
+    # Windows' own words for a missing folder or file, with the path CPython's OSError prints
+    r"\[WinError [23]\] The system cannot find the (?:path|file) specified\s*:\s*'(?P<win_path>[^'\n]{1,300})'"
 )
 # a 3D detection toolbox's info file: <dataset>_infos_<split>.pkl, <dataset>_dbinfos_train.pkl
 _INFO_FILE = R(r"(?:^|[/\\])(?P<dataset>[A-Za-z0-9]{1,40})_(?:db)?infos_[\w.]{0,80}\.pkl$")
@@ -113,6 +125,7 @@ _OTHER_FILE = Alternative(
         "hf_hub",
         "none_image",
         "cv_empty",
+        "yolo_image",
         "empty_dataset",
         "hf_data_file",
     ),
@@ -123,7 +136,7 @@ _UNREADABLE_IMAGE = Alternative(
     "an image file OpenCV cannot decode (truncated, empty, or a format cv2.imread does not read)",
     "Open the file the dataset read last in an image viewer, or run cv2.imread over the list and print the paths "
     "that come back None; re-export or drop those files.",
-    when=("none_image",),
+    when=("none_image", "yolo_image"),
 )
 _EMPTY_CROP = Alternative(
     "bad_training_data",
@@ -293,6 +306,18 @@ def _cv_empty(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _yolo_image(path: str, hits: list[Hit]) -> tuple[str, str]:
+    return (
+        f"YOLO's data loader could not read an image the dataset lists: '{path}' (cv2.imread returned nothing)"
+        + on_ranks(hits),
+        "Check that the file exists at that path on the machine that ran the job: the data yaml's path/train/val "
+        "entries (absolute, or relative to its path:), the image list or folder they name, and images/ beside "
+        "labels/ as YOLO pairs them. A file that exists but cv2 cannot decode (an empty or partly copied file, a "
+        "format OpenCV does not read) prints the same: open it, re-copy or drop it, and delete the labels *.cache "
+        "files so the list is read again.",
+    )
+
+
 def _empty_dataset(hits: list[Hit]) -> tuple[str, str]:
     return (
         "the dataset handed to the DataLoader is empty: its RandomSampler (shuffle=True) got num_samples=0, "
@@ -312,6 +337,8 @@ def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _none_image(hits)
     if first(hits, "cv_empty"):
         return _cv_empty(hits)
+    if first(hits, "yolo_image"):
+        return _yolo_image(first(hits, "yolo_image"), hits)
     classes = first(hits, "no_valid_file") or first(hits, "no_valid_root")
     if classes:
         return _no_valid_file(classes, hits)
@@ -341,7 +368,7 @@ def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "relative to the folder you run train.py from; a yaml outside the repository is not searched), and "
             "--cfg / --hyp / --weights theirs the same way.",
         )
-    path = first(hits, "path", "?")
+    path = first(hits, "path") or first(hits, "win_path", "?")
     info = _INFO_FILE.search(path)
     if info:
         _, fix = _missing_path(path, hits)
@@ -385,6 +412,9 @@ DATA_PATH_MISSING = Recogniser(
         "third_party:opencv-imread-none-shape",
         "third_party:opencv-cvtcolor-empty-image",
         "third_party:opencv-resize-empty-image",
+        "third_party:yolo-image-not-found",
+        "system:winerror-3-path-not-found",
+        "system:winerror-2-file-not-found",
     ),
     title="a dataset path that does not exist",
     # CPython's form with the path (pastes lose the space, or type a full-width colon), not ninja's or a shell's
@@ -406,6 +436,9 @@ DATA_PATH_MISSING = Recogniser(
         "'NoneType' object has no attribute 'shape'",
         "!_src.empty() in function",
         "!ssize.empty() in function",
+        "Image Not Found ",
+        "The system cannot find the path specified",
+        "The system cannot find the file specified",
         "but got num_samples=0",
         # datasets' data_files.py; the match asks for its FileNotFoundError (other libraries say "Unable to find")
         "Unable to find '",
@@ -419,7 +452,11 @@ DATA_PATH_MISSING = Recogniser(
         R(r"Couldn't find '(?P<hf_either>[^'\n]{1,200})' on the Hugging Face Hub either"),
     ),
     # shared libraries have their own kinds (extension_import, cuda_library_path)
-    reject=R(r"No such file or directory\s*[:：]\s*'[^'\n]{0,200}\.so(?:\.[\d.]+)?'"),
+    reject=R(
+        r"No such file or directory\s*[:：]\s*'[^'\n]{0,200}\.so(?:\.[\d.]+)?'|"
+        # ...nor a program or a DLL Windows did not find (a compiler, a tool, a library's own DLL)
+        r"cannot find the (?:path|file) specified\s*:\s*'[^'\n]{0,300}\.(?:exe|dll|bat|cmd)'"
+    ),
     # a missing path is any file's; ImageFolder's refusal is only a root without class folders, and
     # pytorch-ssd's message only a VOC folder without its image-set list (LLaMA-Factory's undefined dataset is
     # a wrong data folder or an entry never written: likely)
