@@ -274,3 +274,16 @@ def test_yolos_image_not_found_and_windows_missing_paths():
     assert explained(tool + "\n").id != "log.data_path_missing"
     bare = "FileNotFoundError: [WinError 2] The system cannot find the file specified\n"
     assert explained(bare).id != "log.data_path_missing"
+
+
+def test_soundfile_refused_by_the_file_system():
+    line = "soundfile.LibsndfileError: " + template(
+        "third_party:soundfile-error-opening-system-error", "'data/wav/tammy_1_07.wav'"
+    )
+    found = leads_with(line, "data_path_missing", "likely", ["manifest", "absolute"])
+    assert "'data/wav/tammy_1_07.wav'" in found.summary
+    # an audio file is no checkpoint: that reading of a missing path is not offered
+    assert "log.checkpoint_path" not in found.details.get("alternatives", [])
+    # libsndfile's other reasons are the file's content, not its path
+    other = "soundfile.LibsndfileError: Error opening 'a.wav': File contains data in an unknown format.\n"
+    assert explained(other).id != "log.data_path_missing"

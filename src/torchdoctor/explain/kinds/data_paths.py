@@ -55,6 +55,11 @@ box outside the image), hands it the same empty image. YOLOv5's and ultralytics'
 ``ultralytics/data/base.py``) test the read themselves and say so with the path: "Image Not Found <path>" (an
 assert in YOLOv5, a FileNotFoundError in ultralytics 8): likely, as cv2.imread's None is.
 
+python-soundfile (``soundfile.py``, ``SoundFile._open``) raises libsndfile's reason after "Error opening '<path>': "
+(LibsndfileError from 0.11, RuntimeError before), and libsndfile's ``sf_strerror`` for SFE_SYSTEM, an open(2)
+that failed, is "System error.": a path that does not exist most often (the maintainer's answer in
+bastibe/python-soundfile#306, #400), a folder without read or write permission the other. Likely.
+
 Windows words a missing folder or file in its own system messages, which CPython's OSError prints with the path
 (``PC/errmap.h``, FormatMessage): "[WinError 3] The system cannot find the path specified: '<path>'"
 (ERROR_PATH_NOT_FOUND, a folder on the way missing) and "[WinError 2] The system cannot find the file specified:
@@ -100,6 +105,8 @@ _MISSING = R(
     r"num_samples should be a positive integer value, but got (?P<empty_dataset>num_samples=0)\b|"
     # YOLOv5's and ultralytics' load_image: cv2.imread's None, said with the path
     r"Image Not Found (?P<yolo_image>[^\n]{1,300}?)\s*$|"
+    # python-soundfile: libsndfile's "System error." for an open(2) that failed, after the path
+    r"Error opening (?P<sound_path>'[^'\n]{1,300}'|\"[^\"\n]{1,300}\"): System error|"
     # Windows' own words for a missing folder or file, with the path CPython's OSError prints
     r"\[WinError [23]\] The system cannot find the (?:path|file) specified\s*:\s*'(?P<win_path>[^'\n]{1,300})'"
 )
@@ -126,6 +133,7 @@ _OTHER_FILE = Alternative(
         "none_image",
         "cv_empty",
         "yolo_image",
+        "sound_path",
         "empty_dataset",
         "hf_data_file",
     ),
@@ -306,6 +314,18 @@ def _cv_empty(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _sound_path(path: str, hits: list[Hit]) -> tuple[str, str]:
+    return (
+        f"soundfile could not open the audio file '{path}': libsndfile's 'System error' is the file system's "
+        "refusal, a path that does not exist most often" + on_ranks(hits),
+        f"Check '{path}' on the machine that ran the job: the data list or manifest (a JSON, CSV or scp file) holds "
+        "paths relative to another folder than the one the job runs in (write absolute paths, or run from the "
+        "folder they are relative to), the audio was never downloaded or extracted there, or the folder is not "
+        "readable by the job's user (for sf.write: the output folder must exist). On Windows a path with "
+        "non-ASCII characters can fail the same way in older libsndfile builds.",
+    )
+
+
 def _yolo_image(path: str, hits: list[Hit]) -> tuple[str, str]:
     return (
         f"YOLO's data loader could not read an image the dataset lists: '{path}' (cv2.imread returned nothing)"
@@ -339,6 +359,8 @@ def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _cv_empty(hits)
     if first(hits, "yolo_image"):
         return _yolo_image(first(hits, "yolo_image"), hits)
+    if first(hits, "sound_path"):
+        return _sound_path(first(hits, "sound_path").strip("'\""), hits)
     classes = first(hits, "no_valid_file") or first(hits, "no_valid_root")
     if classes:
         return _no_valid_file(classes, hits)
@@ -413,6 +435,7 @@ DATA_PATH_MISSING = Recogniser(
         "third_party:opencv-cvtcolor-empty-image",
         "third_party:opencv-resize-empty-image",
         "third_party:yolo-image-not-found",
+        "third_party:soundfile-error-opening-system-error",
         "system:winerror-3-path-not-found",
         "system:winerror-2-file-not-found",
     ),
@@ -437,6 +460,7 @@ DATA_PATH_MISSING = Recogniser(
         "!_src.empty() in function",
         "!ssize.empty() in function",
         "Image Not Found ",
+        ": System error",
         "The system cannot find the path specified",
         "The system cannot find the file specified",
         "but got num_samples=0",
