@@ -287,3 +287,15 @@ def test_soundfile_refused_by_the_file_system():
     # libsndfile's other reasons are the file's content, not its path
     other = "soundfile.LibsndfileError: Error opening 'a.wav': File contains data in an unknown format.\n"
     assert explained(other).id != "log.data_path_missing"
+
+
+def test_decord_opening_a_video_that_is_not_there():
+    line = (
+        "decord._ffi.base.DECORDError: [16:04:08] /github/workspace/src/video/video_reader.cc:83: "
+        + template("third_party:decord-error-opening", "/data/videos/abc.mp4", "No such file or directory")
+    )
+    found = leads_with(line, "data_path_missing", "likely", ["absolute"])
+    assert "'/data/videos/abc.mp4'" in found.summary
+    # FFmpeg's other reasons are the file's content, not its path
+    other = line.replace("No such file or directory", "Invalid data found when processing input")
+    assert explained(other + "\n").id != "log.data_path_missing"

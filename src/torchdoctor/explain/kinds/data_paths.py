@@ -60,6 +60,11 @@ python-soundfile (``soundfile.py``, ``SoundFile._open``) raises libsndfile's rea
 that failed, is "System error.": a path that does not exist most often (the maintainer's answer in
 bastibe/python-soundfile#306, #400), a folder without read or write permission the other. Likely.
 
+decord's ``VideoReader`` (``src/video/video_reader.cc``) stops with FFmpeg's reason when ``avformat_open_input``
+fails: "ERROR opening: <path>, No such file or directory" (DECORDError) is a video the data lists that is not at
+that path; its other reasons ("Invalid data found when processing input") are the file's content and are not read
+here. Likely, as any missing path.
+
 Windows words a missing folder or file in its own system messages, which CPython's OSError prints with the path
 (``PC/errmap.h``, FormatMessage): "[WinError 3] The system cannot find the path specified: '<path>'"
 (ERROR_PATH_NOT_FOUND, a folder on the way missing) and "[WinError 2] The system cannot find the file specified:
@@ -105,6 +110,8 @@ _MISSING = R(
     r"num_samples should be a positive integer value, but got (?P<empty_dataset>num_samples=0)\b|"
     # YOLOv5's and ultralytics' load_image: cv2.imread's None, said with the path
     r"Image Not Found (?P<yolo_image>[^\n]{1,300}?)\s*$|"
+    # decord's VideoReader: FFmpeg's ENOENT after the path
+    r"ERROR opening: (?P<video_path>[^,\n]{1,300}), No such file or directory|"
     # python-soundfile: libsndfile's "System error." for an open(2) that failed, after the path
     r"Error opening (?P<sound_path>'[^'\n]{1,300}'|\"[^\"\n]{1,300}\"): System error|"
     # Windows' own words for a missing folder or file, with the path CPython's OSError prints
@@ -134,6 +141,7 @@ _OTHER_FILE = Alternative(
         "cv_empty",
         "yolo_image",
         "sound_path",
+        "video_path",
         "empty_dataset",
         "hf_data_file",
     ),
@@ -390,7 +398,7 @@ def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "relative to the folder you run train.py from; a yaml outside the repository is not searched), and "
             "--cfg / --hyp / --weights theirs the same way.",
         )
-    path = first(hits, "path") or first(hits, "win_path", "?")
+    path = first(hits, "path") or first(hits, "win_path") or first(hits, "video_path", "?")
     info = _INFO_FILE.search(path)
     if info:
         _, fix = _missing_path(path, hits)
@@ -436,6 +444,7 @@ DATA_PATH_MISSING = Recogniser(
         "third_party:opencv-resize-empty-image",
         "third_party:yolo-image-not-found",
         "third_party:soundfile-error-opening-system-error",
+        "third_party:decord-error-opening",
         "system:winerror-3-path-not-found",
         "system:winerror-2-file-not-found",
     ),
@@ -461,6 +470,7 @@ DATA_PATH_MISSING = Recogniser(
         "!ssize.empty() in function",
         "Image Not Found ",
         ": System error",
+        "ERROR opening: ",
         "The system cannot find the path specified",
         "The system cannot find the file specified",
         "but got num_samples=0",
