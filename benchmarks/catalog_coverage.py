@@ -432,7 +432,8 @@ def from_datasets(repo: Path) -> list[tuple[str, str, str]]:
     builder (load.py, builder.py, data_files.py, info.py and utils/info_utils.py's split and checksum checks),
     ``arrow_dataset.py`` (map, filter, set_format, cast, remove_columns), the features, the Arrow table casts
     (table.py), the download and cache manager, ``iterable_dataset.py`` (streaming), the exceptions module, ``arrow_reader.py`` (the split a script asks for) and
-    ``utils/py_utils.py`` (map's worker processes),
+    ``utils/py_utils.py`` (map's worker processes), ``formatting/formatting.py`` (a row index out of the table),
+    ``distributed.py`` (split_dataset_by_node) and the JSON builder (``packaged_modules/json/json.py``),
     over a few releases and HEAD, with the first and last of `DATASETS_TAGS` that print each."""
     folders = (
         "src/datasets/load.py",
@@ -452,6 +453,11 @@ def from_datasets(repo: Path) -> list[tuple[str, str, str]]:
         "src/datasets/combine.py",
         "src/datasets/arrow_reader.py",
         "src/datasets/utils/py_utils.py",
+        # indexing a Dataset (the Trainer's sampler asking rows of a table whose columns it removed), the
+        # split of a dataset between ranks, and the JSON builder most fine-tuning data goes through
+        "src/datasets/formatting/formatting.py",
+        "src/datasets/distributed.py",
+        "src/datasets/packaged_modules/json/json.py",
     )
     rows = []
     for tag in ("HEAD", "3.6.0", "2.21.0", "2.14.7", "2.6.2"):

@@ -11,8 +11,9 @@ from torchdoctor.explain.reader import TAIL, Window, ranks_in_head, windows
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser
 
 # A line printed as a warning, after which the program went on: Python's warnings ("train.py:3: UserWarning: "),
-# a logger's or a package's "WARNING:" / "WARNING[XFORMERS]:". Not NCCL's "NCCL WARN", which reports the failure.
-_WARNING = re.compile(r"\b[A-Z]\w*Warning: |\bWARNING(?:\[[^\]\n]{0,40}\])?:")
+# a logger's or a package's "WARNING:" / "WARNING[XFORMERS]:", ultralytics' "WARNING ⚠️ " (its LOGGER's prefix for
+# a skipped image or label). Not NCCL's "NCCL WARN", which reports the failure.
+_WARNING = re.compile(r"\b[A-Z]\w*Warning: |\bWARNING(?:\[[^\]\n]{0,40}\])?:|\bWARNING ⚠️")
 
 # A log that repeats one failure a million times still gives a bounded report.
 MAX_HITS_PER_KIND = 1000

@@ -9,7 +9,11 @@ code written for zarr 2:
   name, a RuntimeError. "of dict" is a value made of dicts (a column of structs, a nested record) handed to it as
   if it were numbers (TensorAuto/OpenTau#416). Which column, the message does not say: likely. Not read where
   its own lines name MONAI's transforms: an array transform (EnsureChannelFirst) given the dict samples of a
-  dictionary pipeline prints the same (the corpus's transform_order).
+  dictionary pipeline prints the same (the corpus's transform_order). A string among the values stops it earlier:
+  ``infer_scalar_type`` checks for one first and raises TypeError "new(): invalid data type 'str'" (1.x on):
+  a text column (the raw text beside the token ids, a label kept as its name) reaching the conversion, through a
+  data collator given every column (``remove_unused_columns=False``) or the Dataset's own ``torch.tensor`` call.
+  Any string handed to torch.tensor prints it: likely.
 - LMDB refuses a write once the environment's memory map is full: ``libraries/liblmdb/mdb.c`` ``mdb_strerror``'s
   "MDB_MAP_FULL: Environment mapsize limit reached", which py-lmdb raises as ``lmdb.MapFullError`` ("mdb_put: "
   before it, ``lmdb/cpython.c`` err_set) and Caffe's ``db_lmdb`` prints through its checks. The map size is fixed
@@ -37,7 +41,9 @@ from torchdoctor.explain.recognisers import Context, Hit, Recogniser, merged, on
 
 FAMILY = "data loading"
 
-NOT_TENSORIZABLE = re.compile(r"Could not infer dtype of (?P<python_type>dict)\b")
+NOT_TENSORIZABLE = re.compile(
+    r"Could not infer dtype of (?P<python_type>dict)\b|new\(\): invalid data type '(?P<python_str>str|bytes)'"
+)
 # MONAI's dictionary pipelines print it too when an array transform (EnsureChannelFirst) meets the dict samples
 # its dictionary form (EnsureChannelFirstd) takes: a transform, not a column (read on the message's own lines)
 MONAI_TRANSFORMS = re.compile(r"\b(?:monai|EnsureChannelFirstd?|LoadImaged?|ToTensord?|AddChanneld?)\b")
@@ -100,6 +106,16 @@ CONTEXT: tuple = ()
 
 
 def _not_tensorizable(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if merged(hits).get("python_str"):
+        return (
+            f"torch.tensor was given {merged(hits)['python_str']} values: a text column (or a label kept as its "
+            "name) reached the conversion to tensors" + on_ranks(hits),
+            "Find the field that is still text (print one sample's keys and types) and keep it out of the "
+            "tensors: tokenize it (its input_ids are the numbers), map a label name to its index "
+            "(ClassLabel, or a dict of names to ids), or drop the column (dataset.remove_columns([...]); with the "
+            "Trainer, remove_unused_columns=False keeps every column for the collator, so a collator given raw "
+            "text must tokenize it itself). A custom collate_fn can carry strings as a list.",
+        )
     kind = merged(hits).get("python_type", "dict")
     return (
         f"torch.tensor was given {kind} values, whose dtype it cannot infer: a dataset column (or a field of the "
@@ -158,8 +174,8 @@ def change(facts: dict) -> tuple[str, str] | None:
 COLUMN_NOT_TENSORIZABLE = Recogniser(
     kind="column_not_tensorizable",
     title="a column of records given to torch.tensor",
-    templates=("third_party:torch-tensor-could-not-infer-dtype",),
-    anchors=("Could not infer dtype of ",),
+    templates=("third_party:torch-tensor-could-not-infer-dtype", "torch_native:tensor-new-invalid-data-type"),
+    anchors=("Could not infer dtype of ", "new(): invalid data type '"),
     match=NOT_TENSORIZABLE,
     facts=(NOT_TENSORIZABLE,),
     reject=MONAI_TRANSFORMS,

@@ -44,6 +44,32 @@ the Python binding (``modules/python/src2/cv2_convert.cpp`` pyopencv_from of a M
 None. The dataset's next step asks the image for its size, and CPython raises "'NoneType' object has no attribute
 'shape'" (``Objects/object.c``), far from the read. Likely: the path is the usual cause, an unreadable file the
 other, and any function of the code's own that returned None prints the same words.
+
+The same empty image handed to OpenCV itself stops at the first function's check of its input: ``CV_Assert(
+!_src.empty())`` at the top of ``cv::cvtColor`` (``modules/imgproc/src/color.cpp``; GaussianBlur, meanStdDev and
+others check the same) and ``CV_Assert( !ssize.empty() )`` in ``cv::resize`` (``modules/imgproc/src/resize.cpp``),
+which ``cv::error`` prints as "OpenCV(4.7.0) .../color.cpp:182: error: (-215:Assertion failed) !_src.empty() in
+function 'cvtColor'" (3.x: "error: (-215) !_src.empty() in function cvtColor") and the binding raises as cv2.error.
+Likely, as the attribute error: the path is the usual cause; a file cv2 cannot decode, or a crop of no pixels (a
+box outside the image), hands it the same empty image. YOLOv5's and ultralytics' ``load_image`` (``utils/dataloaders.py``,
+``ultralytics/data/base.py``) test the read themselves and say so with the path: "Image Not Found <path>" (an
+assert in YOLOv5, a FileNotFoundError in ultralytics 8): likely, as cv2.imread's None is.
+
+python-soundfile (``soundfile.py``, ``SoundFile._open``) raises libsndfile's reason after "Error opening '<path>': "
+(LibsndfileError from 0.11, RuntimeError before), and libsndfile's ``sf_strerror`` for SFE_SYSTEM, an open(2)
+that failed, is "System error.": a path that does not exist most often (the maintainer's answer in
+bastibe/python-soundfile#306, #400), a folder without read or write permission the other. Likely.
+
+decord's ``VideoReader`` (``src/video/video_reader.cc``) stops with FFmpeg's reason when ``avformat_open_input``
+fails: "ERROR opening: <path>, No such file or directory" (DECORDError) is a video the data lists that is not at
+that path; its other reasons ("Invalid data found when processing input") are the file's content and are not read
+here. Likely, as any missing path.
+
+Windows words a missing folder or file in its own system messages, which CPython's OSError prints with the path
+(``PC/errmap.h``, FormatMessage): "[WinError 3] The system cannot find the path specified: '<path>'"
+(ERROR_PATH_NOT_FOUND, a folder on the way missing) and "[WinError 2] The system cannot find the file specified:
+'<path>'" (ERROR_FILE_NOT_FOUND). Read as the path above; the WinError 2 that subprocess raises for a program it
+cannot start names no path and is not read here.
 """
 
 from __future__ import annotations
@@ -76,10 +102,20 @@ _MISSING = R(
     r"Dataset '(?P<hf_hub>[^'\n{}]{1,200})' doesn't exist on the Hub|"
     # an image cv2.imread could not read (None, no exception) asked for its size
     r"'NoneType' object has no attribute '(?P<none_image>shape)'|"
+    # ...or handed to OpenCV, whose first check of its input refuses an empty image
+    r"\(-215(?::Assertion failed)?\) (?P<cv_empty>!_src\.empty\(\)|!ssize\.empty\(\)) in function '?(?P<cv_function>[\w:]{1,60})|"
     # Hugging Face datasets' data_files.py resolve_pattern: a data_files path or glob that matched nothing
     r"FileNotFoundError: Unable to find '(?P<hf_data_file>[^'\n{}]{1,300})'(?: at (?P<hf_base>[^\n{}]{1,300}))?|"
     # torch's sampler.py RandomSampler.__init__: num_samples is len(dataset) unless the script passed its own
-    r"num_samples should be a positive integer value, but got (?P<empty_dataset>num_samples=0)\b"
+    r"num_samples should be a positive integer value, but got (?P<empty_dataset>num_samples=0)\b|"
+    # YOLOv5's and ultralytics' load_image: cv2.imread's None, said with the path
+    r"Image Not Found (?P<yolo_image>[^\n]{1,300}?)\s*$|"
+    # decord's VideoReader: FFmpeg's ENOENT after the path
+    r"ERROR opening: (?P<video_path>[^,\n]{1,300}), No such file or directory|"
+    # python-soundfile: libsndfile's "System error." for an open(2) that failed, after the path
+    r"Error opening (?P<sound_path>'[^'\n]{1,300}'|\"[^\"\n]{1,300}\"): System error|"
+    # Windows' own words for a missing folder or file, with the path CPython's OSError prints
+    r"\[WinError [23]\] The system cannot find the (?:path|file) specified\s*:\s*'(?P<win_path>[^'\n]{1,300})'"
 )
 # a 3D detection toolbox's info file: <dataset>_infos_<split>.pkl, <dataset>_dbinfos_train.pkl
 _INFO_FILE = R(r"(?:^|[/\\])(?P<dataset>[A-Za-z0-9]{1,40})_(?:db)?infos_[\w.]{0,80}\.pkl$")
@@ -102,6 +138,10 @@ _OTHER_FILE = Alternative(
         "hf_data_dir",
         "hf_hub",
         "none_image",
+        "cv_empty",
+        "yolo_image",
+        "sound_path",
+        "video_path",
         "empty_dataset",
         "hf_data_file",
     ),
@@ -112,7 +152,15 @@ _UNREADABLE_IMAGE = Alternative(
     "an image file OpenCV cannot decode (truncated, empty, or a format cv2.imread does not read)",
     "Open the file the dataset read last in an image viewer, or run cv2.imread over the list and print the paths "
     "that come back None; re-export or drop those files.",
-    when=("none_image",),
+    when=("none_image", "yolo_image"),
+)
+_EMPTY_CROP = Alternative(
+    "bad_training_data",
+    "an image file OpenCV cannot decode, or a crop of no pixels (a box of the annotations outside the image)",
+    "Run cv2.imread over the list and print the paths that come back None (re-export or drop those files); clip "
+    "each box to the image before cropping (x1 < x2 within 0..width, y1 < y2 within 0..height) and drop the "
+    "annotations whose box is empty after it.",
+    when=("cv_empty",),
 )
 
 
@@ -259,6 +307,45 @@ def _none_image(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _cv_empty(hits: list[Hit]) -> tuple[str, str]:
+    function = first(hits, "cv_function", "")
+    check = first(hits, "cv_empty", "")
+    return (
+        f"OpenCV's {function or 'function'} was handed an empty image ({check}): cv2.imread returns an empty "
+        "image (None) instead of raising for a path that does not exist or a file it cannot read"
+        + on_ranks(hits),
+        "Check the image paths the dataset reads (the config's data root, the annotation or list file's paths, "
+        "absolute, on the machine that ran the job; on Windows cv2.imread does not open a path with non-ASCII "
+        "characters), and that every listed file exists and is readable: an assert img is not None, "
+        "path right after cv2.imread names the first bad one (in a DataLoader worker the traceback shows only the "
+        "later call).",
+    )
+
+
+def _sound_path(path: str, hits: list[Hit]) -> tuple[str, str]:
+    return (
+        f"soundfile could not open the audio file '{path}': libsndfile's 'System error' is the file system's "
+        "refusal, a path that does not exist most often" + on_ranks(hits),
+        f"Check '{path}' on the machine that ran the job: the data list or manifest (a JSON, CSV or scp file) holds "
+        "paths relative to another folder than the one the job runs in (write absolute paths, or run from the "
+        "folder they are relative to), the audio was never downloaded or extracted there, or the folder is not "
+        "readable by the job's user (for sf.write: the output folder must exist). On Windows a path with "
+        "non-ASCII characters can fail the same way in older libsndfile builds.",
+    )
+
+
+def _yolo_image(path: str, hits: list[Hit]) -> tuple[str, str]:
+    return (
+        f"YOLO's data loader could not read an image the dataset lists: '{path}' (cv2.imread returned nothing)"
+        + on_ranks(hits),
+        "Check that the file exists at that path on the machine that ran the job: the data yaml's path/train/val "
+        "entries (absolute, or relative to its path:), the image list or folder they name, and images/ beside "
+        "labels/ as YOLO pairs them. A file that exists but cv2 cannot decode (an empty or partly copied file, a "
+        "format OpenCV does not read) prints the same: open it, re-copy or drop it, and delete the labels *.cache "
+        "files so the list is read again.",
+    )
+
+
 def _empty_dataset(hits: list[Hit]) -> tuple[str, str]:
     return (
         "the dataset handed to the DataLoader is empty: its RandomSampler (shuffle=True) got num_samples=0, "
@@ -276,6 +363,12 @@ def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _empty_dataset(hits)
     if first(hits, "none_image"):
         return _none_image(hits)
+    if first(hits, "cv_empty"):
+        return _cv_empty(hits)
+    if first(hits, "yolo_image"):
+        return _yolo_image(first(hits, "yolo_image"), hits)
+    if first(hits, "sound_path"):
+        return _sound_path(first(hits, "sound_path").strip("'\""), hits)
     classes = first(hits, "no_valid_file") or first(hits, "no_valid_root")
     if classes:
         return _no_valid_file(classes, hits)
@@ -305,7 +398,7 @@ def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "relative to the folder you run train.py from; a yaml outside the repository is not searched), and "
             "--cfg / --hyp / --weights theirs the same way.",
         )
-    path = first(hits, "path", "?")
+    path = first(hits, "path") or first(hits, "win_path") or first(hits, "video_path", "?")
     info = _INFO_FILE.search(path)
     if info:
         _, fix = _missing_path(path, hits)
@@ -347,6 +440,13 @@ DATA_PATH_MISSING = Recogniser(
         "datasets:unable-to-find",
         "datasets:unable-to-find-at",
         "third_party:opencv-imread-none-shape",
+        "third_party:opencv-cvtcolor-empty-image",
+        "third_party:opencv-resize-empty-image",
+        "third_party:yolo-image-not-found",
+        "third_party:soundfile-error-opening-system-error",
+        "third_party:decord-error-opening",
+        "system:winerror-3-path-not-found",
+        "system:winerror-2-file-not-found",
     ),
     title="a dataset path that does not exist",
     # CPython's form with the path (pastes lose the space, or type a full-width colon), not ninja's or a shell's
@@ -366,6 +466,13 @@ DATA_PATH_MISSING = Recogniser(
         "Couldn't find any data file at ",
         "doesn't exist on the Hub",
         "'NoneType' object has no attribute 'shape'",
+        "!_src.empty() in function",
+        "!ssize.empty() in function",
+        "Image Not Found ",
+        ": System error",
+        "ERROR opening: ",
+        "The system cannot find the path specified",
+        "The system cannot find the file specified",
         "but got num_samples=0",
         # datasets' data_files.py; the match asks for its FileNotFoundError (other libraries say "Unable to find")
         "Unable to find '",
@@ -379,7 +486,11 @@ DATA_PATH_MISSING = Recogniser(
         R(r"Couldn't find '(?P<hf_either>[^'\n]{1,200})' on the Hugging Face Hub either"),
     ),
     # shared libraries have their own kinds (extension_import, cuda_library_path)
-    reject=R(r"No such file or directory\s*[:：]\s*'[^'\n]{0,200}\.so(?:\.[\d.]+)?'"),
+    reject=R(
+        r"No such file or directory\s*[:：]\s*'[^'\n]{0,200}\.so(?:\.[\d.]+)?'|"
+        # ...nor a program or a DLL Windows did not find (a compiler, a tool, a library's own DLL)
+        r"cannot find the (?:path|file) specified\s*:\s*'[^'\n]{0,300}\.(?:exe|dll|bat|cmd)'"
+    ),
     # a missing path is any file's; ImageFolder's refusal is only a root without class folders, and
     # pytorch-ssd's message only a VOC folder without its image-set list (LLaMA-Factory's undefined dataset is
     # a wrong data folder or an entry never written: likely)
@@ -389,7 +500,7 @@ DATA_PATH_MISSING = Recogniser(
     confirm=lambda hits, ctx: any(
         any(k in h.facts for k in _DECISIVE) and "hf_either" not in h.facts for h in hits
     ),
-    also=(_OTHER_FILE, _GATED_DATASET, _UNREADABLE_IMAGE, _SAMPLER_OPTION),
+    also=(_OTHER_FILE, _GATED_DATASET, _UNREADABLE_IMAGE, _EMPTY_CROP, _SAMPLER_OPTION),
     describe=_missing,
 )
 

@@ -16,7 +16,15 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds import dataset_labels, detection_boxes, image_files, media_reads, raster_reads
+from torchdoctor.explain.kinds import (
+    dataset_labels,
+    detection_boxes,
+    hdf5_files,
+    image_files,
+    media_reads,
+    raster_reads,
+    webdataset_shards,
+)
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "data loading"
@@ -45,6 +53,9 @@ CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
         "collate",
         R(r"(?P<saw_collate>\bdefault_collate\b|\bcollate_fn\b|_utils[/\\]collate\.py|\bin collate\b)"),
     ),
+    # transformers' data collators (data/data_collator.py: default_data_collator, DataCollatorWithPadding...), which
+    # build a batch with torch.tensor over the features' lists
+    ("data_collator", R(r"(?P<saw_collate>data[/\\]data_collator\.py|\bdefault_data_collator\b)")),
     # a frame of the DataLoader iterator's __next__ (torch/utils/data/dataloader.py, or a project's copy of it):
     # where a StopIteration that ends the traceback came from
     (
@@ -111,6 +122,8 @@ def _collate(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     elif first(hits, "list_sizes"):
         shapes = ": the samples' lists have different lengths"
+    elif first(hits, "ragged_dim"):
+        return _ragged(hits)
     summary = (
         "the samples of a batch have different sizes, so they cannot be stacked into one tensor" + shapes
     )
@@ -126,6 +139,25 @@ def _collate(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary + on_ranks(hits), fix
 
 
+def _ragged(hits: list[Hit]) -> tuple[str, str]:
+    want, dim, got = (
+        first(hits, "ragged_want", ""),
+        first(hits, "ragged_dim", ""),
+        first(hits, "ragged_got", ""),
+    )
+    return (
+        f"torch.tensor was given lists of different lengths to make one tensor (length {want} expected at dim "
+        f"{dim}, {got} found): the samples of a batch were not padded to one length" + on_ranks(hits),
+        "A batch of token lists becomes one tensor only when every list has the same length. Pad them: tokenize "
+        "with truncation=True and padding='max_length' (max_length=N), or leave padding to a collator that pads "
+        "each batch (DataCollatorWithPadding(tokenizer)). It pads input_ids and attention_mask only: labels of "
+        "varying length (token classification, seq2seq, causal LM labels made in the map) need "
+        "DataCollatorForTokenClassification, DataCollatorForSeq2Seq or DataCollatorForLanguageModeling(mlm=False), "
+        "which pad labels with -100. default_data_collator pads nothing. In your own collate_fn, "
+        "torch.nn.utils.rnn.pad_sequence(batch_first=True) pads a list of tensors.",
+    )
+
+
 COLLATE_UNEQUAL_SIZES = Recogniser(
     kind="collate_unequal_sizes",
     title="samples of different sizes in one batch",
@@ -133,15 +165,25 @@ COLLATE_UNEQUAL_SIZES = Recogniser(
         "stack expects each tensor to be equal size",
         "each element in list of batch should be of equal size",
         "Trying to resize storage that is not resizable",
+        "expected sequence of length ",
     ),
     templates=(
         "torch_native:stack-expects-each-tensor-equal-size",
         "torch:each-element-in-list-of-batch",
         "torch_native:resize-storage-not-resizable",
+        "torch_native:tensor-expected-sequence-of-length",
     ),
-    facts=(_STACK, R(r"(?P<list_sizes>each element in list of batch should be of equal size)")),
+    facts=(
+        _STACK,
+        R(r"(?P<list_sizes>each element in list of batch should be of equal size)"),
+        R(
+            r"expected sequence of length (?P<ragged_want>\d{1,12}) at dim (?P<ragged_dim>\d{1,3}) "
+            r"\(got (?P<ragged_got>\d{1,12})\)"
+        ),
+    ),
     # collate.py's own check names the batch; torch.stack and a refused resize are printed for any call of
-    # theirs, in the model's code too: certain only where the log shows the DataLoader's collate or a worker
+    # theirs, in the model's code too (torch.tensor's ragged lists in any code): certain only where the log shows
+    # the DataLoader's collate, a data collator or a worker
     confirm=lambda hits, ctx: (
         any("list_sizes" in h.facts for h in hits)
         or "saw_collate" in ctx.facts
@@ -154,6 +196,14 @@ COLLATE_UNEQUAL_SIZES = Recogniser(
             "Print the shapes just before the failing call (the traceback's last frame in your code) and make "
             "them agree; a tensor whose storage it does not own (from numpy, a shared or a view) must be cloned "
             "before resize_.",
+            unless=("ragged_dim",),
+        ),
+        Alternative(
+            "shape_mismatch",
+            "nested lists of unequal length given to torch.tensor in the model's or the script's own code",
+            "Print the lengths of the lists just before the failing torch.tensor call (the traceback's last frame "
+            "in your code) and make them equal, or build a list of tensors instead.",
+            when=("ragged_dim",),
         ),
     ),
     describe=_collate,
@@ -287,8 +337,12 @@ def _bad_data(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary + on_ranks(hits), fix
     if first(hits, "raster_read"):
         return raster_reads.explain(hits)
+    if first(hits, "hdf5_unreadable"):
+        return hdf5_files.explain(hits)
     if first(hits, "media_read"):
         return media_reads.explain(hits)
+    if first(hits, "wds_duplicate"):
+        return webdataset_shards.explain_duplicate(hits)
     where = " in a DataLoader worker" if "saw_dataloader_worker" in ctx.facts else ""
     if not first(hits, "truncated_image") and (
         first(hits, "unidentified_path") or first(hits, "unidentified_stream")
@@ -333,10 +387,14 @@ BAD_TRAINING_DATA = Recogniser(
         *dataset_labels.ROW_ANCHORS,
         # a GeoTIFF GDAL cannot read to its end (raster_reads.py)
         *raster_reads.ANCHORS,
+        # an HDF5 file cut short or not HDF5 (hdf5_files.py)
+        *hdf5_files.ANCHORS,
         # stereo audio given to librosa's mono check, photos COLMAP cannot pose (media_reads.py)
         *media_reads.ANCHORS,
         # a file Pillow does not identify as an image (image_files.py)
         *image_files.ANCHORS,
+        # a webdataset shard whose members' names make two files of one key (webdataset_shards.py)
+        webdataset_shards.DUPLICATE,
     ),
     templates=(
         "third_party:pil-image-file-is-truncated",
@@ -350,8 +408,10 @@ BAD_TRAINING_DATA = Recogniser(
         detection_boxes.TEMPLATE,
         *dataset_labels.ROW_TEMPLATES,
         *raster_reads.TEMPLATES,
+        *hdf5_files.TEMPLATES,
         *media_reads.TEMPLATES,
         *image_files.TEMPLATES,
+        webdataset_shards.DUPLICATE_TEMPLATE,
     ),
     facts=(
         R(r"(?P<str_dims>too many dimensions 'str')"),
@@ -361,10 +421,12 @@ BAD_TRAINING_DATA = Recogniser(
         dataset_labels.IGNORED_FACT,
         raster_reads.FACT,
         raster_reads.FILE,
+        hdf5_files.FACT,
         media_reads.FACT,
         image_files.FACT,
         image_files.DAMAGED_FACT,
         image_files.CODEC_FACT,
+        webdataset_shards.DUPLICATE_FACT,
         R(r"(?P<truncated_image>image file is truncated)"),
     ),
     reject=R(dataset_labels.ROW_REJECT + "|" + image_files.REJECT),
@@ -374,6 +436,7 @@ BAD_TRAINING_DATA = Recogniser(
             "str_dims" in h.facts
             or "tok_not_str" in h.facts
             or "raster_read" in h.facts
+            or "hdf5_unreadable" in h.facts
             or "media_read" in h.facts
             or "unidentified_stream" in h.facts
             or "codec_damaged" in h.facts
@@ -402,6 +465,7 @@ BAD_TRAINING_DATA = Recogniser(
             when=("tok_not_str",),
         ),
         raster_reads.SHARED_HANDLE,
+        hdf5_files.CHECKPOINT,
         *media_reads.ALSO,
         image_files.STREAM,
         image_files.CODEC_STREAM,

@@ -7,7 +7,17 @@
   "Column to remove ...": every release from 1.x; "... Columns in the dataset: {}." in 4.x), "Error when renaming
   {} to {}: columns {} are not in the dataset." (2.6 on). The script names a column this dataset has not: written
   for another dataset's columns (text vs sentence, label vs labels), or one an earlier map already removed or
-  renamed. The message lists the columns there are: certain.
+  renamed. The message lists the columns there are: certain. Indexing a column the dataset has not
+  (``dataset["input_ids"]`` before tokenizing) raises the same words as a KeyError, "Column {} not in the dataset.
+  Current columns in the dataset: {}" (``datasets/formatting/formatting.py`` ``_check_valid_column_key``).
+- No column left at all: ``formatting.py``'s ``_check_valid_index_key`` raises IndexError "Invalid key: {} is out
+  of bounds for size {}" for a row past the table's end, and a table whose columns were all removed has no rows.
+  transformers' Trainer drops every column its model's ``forward()`` does not name (``_remove_unused_columns``,
+  ``remove_unused_columns=True`` by default) after its sampler took the dataset's length, so a dataset that holds
+  none of the names (not tokenized, a map function that returned nothing, a model wrapped by PEFT or a module
+  taking ``**kwargs`` whose signature names none) is asked for row N of "size 0" (huggingface/datasets#2988,
+  huggingface/peft#1299). Certain with the Trainer in the traceback (its ``trainer.py``, or trl's trainers on it);
+  without it, an empty dataset (a filter or a split that kept no row) indexed anyway prints the same: likely.
 - Data files whose columns differ: the builder casts each file's table to the features of the first one (or those
   given) and ``datasets/table.py`` (``cast_table_to_schema``) raises CastError "Couldn't cast", the schema, "to", the
   features and "because column names don't match", a line each (every release from 1.x); from 2.16
@@ -51,10 +61,42 @@ R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 # datasets' map in the log: its frames in arrow_dataset.py (map, _map_single), or the map progress bar
 MAP_SEEN = R(r"(?P<saw_datasets_map>datasets[/\\]arrow_dataset\.py|\bMap(?: \(num_proc=\d+\))?: +\d{1,3}%)")
-CONTEXT: tuple[tuple[str, re.Pattern], ...] = (("arrow_dataset.py", MAP_SEEN), ("Map", MAP_SEEN))
+# transformers' Trainer (or trl's trainers built on it) in the traceback: the one that removes unused columns
+HF_TRAINER_SEEN = R(r"(?P<saw_hf_trainer>(?:transformers|trl)[/\\](?:trainer[/\\]\w{1,40}|trainer)\.py)")
+CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
+    ("arrow_dataset.py", MAP_SEEN),
+    ("Map", MAP_SEEN),
+    ("trainer", HF_TRAINER_SEEN),
+)
+
+
+def _no_columns_left(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    key = first(hits, "key_out_of_empty", "")
+    if "saw_hf_trainer" in ctx.facts:
+        return (
+            f"the Trainer asked row {key} of a dataset with no column left (size 0): it removes every "
+            "column the model's forward() does not name (remove_unused_columns=True), and the dataset held none "
+            "of those names" + on_ranks(hits),
+            "Give the Trainer the columns the model's forward() takes: tokenize before training (input_ids, "
+            "attention_mask, labels; a map function must return its dict) and print "
+            "trainer.train_dataset.column_names beside the forward's arguments. Where the model is wrapped (a "
+            "PEFT model, a custom module taking **kwargs) or a data collator builds the inputs from other columns, "
+            "pass remove_unused_columns=False in TrainingArguments (--remove_unused_columns False).",
+        )
+    return (
+        f"row {key} of a dataset with no rows was asked for (size 0): the dataset is empty, or every column was "
+        "removed" + on_ranks(hits),
+        "Print len(dataset) and dataset.column_names just before the loop or the Trainer: a filter, select or "
+        "split that kept no row empties it (check the data files and the filter's condition); a remove_columns "
+        "(or a Trainer's remove_unused_columns=True, which drops the columns the model's forward() does not name) "
+        "that removed every column leaves a table of no rows: keep the columns the model takes, or pass "
+        "remove_unused_columns=False.",
+    )
 
 
 def _columns(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "key_out_of_empty"):
+        return _no_columns_left(hits, ctx)
     column = first(hits, "missing_column", "")
     there = first(hits, "columns_there", "")
     named = f" ({column[:120]})" if column else ""
@@ -173,19 +215,38 @@ DATASET_COLUMN_MISSING = Recogniser(
         "datasets:column-to-remove-not-in-the",
         "datasets:column-name-not-in-the-dataset-3",
         "datasets:error-when-renaming-to-columns-are",
+        "datasets:column-not-in-the-dataset-current",
+        "datasets:invalid-key-is-out-of-bounds",
     ),
     title="a dataset column the script names that the dataset does not have",
     anchors=(
         "not in the dataset. Current columns in the dataset: ",
         "not in the dataset. Columns in the dataset: ",
         "are not in the dataset.",
+        "is out of bounds for size ",
     ),
     match=R(
-        r"(?:Column name|Columns|Original column names?|Input column|Column to remove) "
+        r"(?:Column name|Columns|Original column names?|Input column|Column to remove|Column) "
         r"(?P<missing_column>[^\n]{1,200}?) not in the dataset\. (?:Current c|C)olumns in the dataset: "
         r"(?P<columns_there>[^\n]{0,400})|"
         r"Error when renaming [^\n]{1,200} to [^\n]{1,200}: columns (?P<missing_renamed>[^\n]{1,200}) are not in "
-        r"the dataset\."
+        r"the dataset\.|"
+        r"Invalid key: (?P<key_out_of_empty>\d{1,12}) is out of bounds for size 0\b"
+    ),
+    # a row of an empty table: the Trainer's removal of unused columns where its frames show, else an empty
+    # dataset indexed anyway as well
+    confirm=lambda hits, ctx: (
+        any("key_out_of_empty" not in h.facts for h in hits) or "saw_hf_trainer" in ctx.facts
+    ),
+    also=(
+        Alternative(
+            "dataset_too_small",
+            "an empty dataset (a filter, select or split that kept no row) indexed anyway",
+            "Print len(dataset) before the loop: 0 means the data files or the filter left nothing; check the "
+            "files and the filter's condition.",
+            when=("key_out_of_empty",),
+            unless_log=("saw_hf_trainer",),
+        ),
     ),
     describe=_columns,
 )

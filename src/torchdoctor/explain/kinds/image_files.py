@@ -15,6 +15,12 @@
   same words ("Image size (N pixels) exceeds limit of M pixels, could be decompression bomb DOS attack."). Only the
   error stops the run, so the finding needs the error's class on the line: a large satellite tile, a whole-slide or
   scanned page image in the data. Certain.
+- Pillow's PNG plugin bounds what it decompresses from a text or ICC-profile chunk (``PngImagePlugin.py``
+  ``_safe_zlib_decompress``: ``MAX_TEXT_CHUNK``, 1 MiB; "Decompressed Data Too Large" up to 10.4, "Decompressed data
+  too large for PngImagePlugin.MAX_TEXT_CHUNK" from 11.x) and all text chunks together (``MAX_TEXT_MEMORY``, 64
+  MiB: "Too much memory used in text chunks: {}>MAX_TEXT_MEMORY"), raised as ValueError while ``Image.open`` reads
+  the header: a PNG of the data carrying large metadata (an embedded generation prompt or workflow, a large ICC
+  profile), not a damaged one. The same guard as the pixel limit: ``image_pixel_limit``. Certain.
 - Pillow's PNG plugin (``PIL/PngImagePlugin.py``, ``ChunkStream``, every release from 7 on) checks each chunk's CRC
   and length while it decodes: "broken PNG file (bad header checksum in b'IDAT')", "(incomplete checksum in ...)",
   "(chunk ...)" and "truncated PNG file" (raised as SyntaxError or OSError unless ``ImageFile.LOAD_TRUNCATED_IMAGES``):
@@ -190,6 +196,18 @@ IMAGE_MODE_UNSUPPORTED = Recogniser(
 
 
 def _pixels(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "png_text_limit"):
+        return (
+            "a PNG of the training data carries a text or ICC-profile chunk larger than Pillow's limit "
+            f"({first(hits, 'png_text_limit')}): Image.open refused it while reading the header"
+            + on_ranks(hits),
+            "The image is not broken: its metadata (an embedded prompt or workflow, a large ICC profile) is over "
+            "Pillow's guard. For data you trust, raise the limits where the Dataset is defined, so DataLoader "
+            "workers import it too: `from PIL import PngImagePlugin; PngImagePlugin.MAX_TEXT_CHUNK = 100 * 1024**2` "
+            "(and PngImagePlugin.MAX_TEXT_MEMORY for the total). Or strip the metadata once before training: with "
+            "the limit raised, open each such image and save it again (Pillow writes no text chunk unless given "
+            "pnginfo=; pass icc_profile=None to drop the profile).",
+        )
     size, limit = first(hits, "bomb_pixels", ""), first(hits, "bomb_limit", "")
     figures = f" ({size} pixels, above the limit of {limit})" if size and limit else ""
     return (
@@ -207,13 +225,25 @@ def _pixels(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 IMAGE_PIXEL_LIMIT = Recogniser(
     kind="image_pixel_limit",
-    templates=("pillow:image-size-pixels-exceeds-limit-of",),
-    title="an image above Pillow's decompression-bomb pixel limit",
-    anchors=("could be decompression bomb DOS attack",),
+    templates=(
+        "pillow:image-size-pixels-exceeds-limit-of",
+        "pillow:decompressed-data-too-large",
+        "pillow:decompressed-data-too-large-for-pngimageplugin",
+        "pillow:too-much-memory-used-in-text",
+    ),
+    title="an image above one of Pillow's decompression-bomb limits (its pixels, a PNG's metadata)",
+    anchors=(
+        "could be decompression bomb DOS attack",
+        "Decompressed Data Too Large",
+        "Decompressed data too large for PngImagePlugin.MAX_TEXT_CHUNK",
+        ">MAX_TEXT_MEMORY",
+    ),
     # the error, not the warning of the same words Pillow prints between the limit and twice it
     match=R(
         r"DecompressionBombError: Image size \((?P<bomb_pixels>\d{1,15}) pixels\) exceeds limit of "
-        r"(?P<bomb_limit>\d{1,15}) pixels"
+        r"(?P<bomb_limit>\d{1,15}) pixels|"
+        r"(?P<png_text_limit>Decompressed (?:Data Too Large|data too large for PngImagePlugin\.MAX_TEXT_CHUNK)|"
+        r"Too much memory used in text chunks: \d{1,15}>MAX_TEXT_MEMORY)"
     ),
     describe=_pixels,
 )

@@ -25,7 +25,14 @@ leads with either).
   ``is_remote_filesystem``), and ``DatasetBuilder.as_dataset`` (``datasets/builder.py``) then refuses the local
   cache: "Loading a dataset cached in a LocalFileSystem is not supported." Later datasets test
   ``isinstance(fs, LocalFileSystem)``. A local filesystem is never refused otherwise: certain;
-- datasets 4.0.0 dropped loading scripts: ``datasets/load.py`` (``dataset_module_factory``) raises "Dataset scripts
+- fsspec 2023.12.0 rewrote its glob (``fsspec/utils.py`` ``glob_translate``) and refuses a ``**`` that is not a
+  whole path component: "Invalid pattern: '**' can only be an entire path component". The data-file patterns of
+  datasets before 2.18.0 (``datasets/data_files.py``, "**[-._ 0-9/]train[-._ 0-9]*" and the like) have one, so
+  ``load_dataset`` of any Hub dataset without a loading script fails there; 2.18.0 (#6687) reads the new globs.
+  datasets 2.14.6 to 2.17 pin ``fsspec<=2023.10.0``, and 2.14.5 and earlier set no upper bound: an old datasets
+  beside a newer fsspec (another package's requirement pulled it). CPython's pathlib prints the same words for a
+  pattern of the code's own (``Path.glob('a**')``, before 3.13): certain only with fsspec or datasets in the log;
+ ``datasets/load.py`` (``dataset_module_factory``) raises "Dataset scripts
   are no longer supported, but found <name>.py" for a local folder or a Hub repository whose loader is a Python
   script (the 3.x releases ran it after ``trust_remote_code=True``). The code or the dataset was written for
   datasets 3.x: certain;
@@ -81,6 +88,7 @@ PANDAS_REMOVED = {
 }
 WEBDATASET_LINE = 'fname, value = filesample["fname"], filesample["data"]'
 LOCAL_CACHE = "Loading a dataset cached in a LocalFileSystem is not supported"
+FSSPEC_GLOB = "Invalid pattern: '**' can only be an entire path component"
 NO_SCRIPTS = "Dataset scripts are no longer supported"
 NOT_LRSCHEDULER = "doesn't follow PyTorch's LRScheduler"
 # transformers 4.31-4.42's LlamaConfig._rope_scaling_validation (and the configs copied from it), as printed and as
@@ -110,6 +118,7 @@ ANCHORS = (
         for name in PANDAS_REMOVED
     ),
     LOCAL_CACHE,
+    FSSPEC_GLOB,
     NOT_LRSCHEDULER,
     NO_SCRIPTS,
     *ROPE_SCALING,
@@ -128,12 +137,15 @@ GENERIC = (
     *ROPE_SCALING,
     # the question answered at a terminal is no failure: certain with the EOFError it ends a job without one on
     OGB_UPDATE,
+    # pathlib's glob refuses a pattern of the code's own in the same words: certain with fsspec or datasets
+    FSSPEC_GLOB,
 )
 TEMPLATES = (
     "third_party:trl-trainer-given-training-arguments",
     "third_party:webdataset-eof-marker-in-group-by-keys",
     "third_party:pandas-2-removed-frame-append",
     "third_party:datasets-local-cache-refused-with-new-fsspec",
+    "third_party:fsspec-glob-double-star-component",
     "third_party:lightning-scheduler-not-lrscheduler-api",
     "datasets:dataset-scripts-are-no-longer-supported",
     "third_party:transformers-rope-scaling-two-fields",
@@ -146,6 +158,7 @@ CHANGE = R(
     rf"{_Q}(?P<pandas_owner>DataFrame|Series){_Q} object has no attribute "
     rf"{_Q}(?P<pandas_removed>{'|'.join(PANDAS_REMOVED)}){_Q}|"
     rf"(?P<datasets_local_cache>{LOCAL_CACHE})|"
+    r"(?P<fsspec_glob>Invalid pattern: '\*\*' can only be an entire path component)|"
     rf"{NO_SCRIPTS}, but found (?P<datasets_script>[^\s{{}}]{{1,200}})|"
     rf"The provided lr scheduler `(?P<pl_torch_scheduler>{TORCH_SCHEDULERS})` {NOT_LRSCHEDULER}|"
     r"`?rope_scaling`? must be a dictionary with two fields, `?type`? and `?factor`?, got (?P<rope_scaling>[^\n]{1,400})|"
@@ -156,6 +169,9 @@ CHANGE = R(
 _DECIDED_BY = (
     ("wds_eof", "saw_fname_keyerror", "KeyError: 'fname'", R(r"(?P<saw_fname_keyerror>KeyError: 'fname')")),
     ("pandas_removed", "saw_pandas", "pandas", R(r"(?P<saw_pandas>\bpandas\b)")),
+    # fsspec's glob_translate in the traceback, or datasets' load_dataset above it
+    ("fsspec_glob", "saw_fsspec", "fsspec", R(r"(?P<saw_fsspec>\bfsspec[/\\]|datasets[/\\]load\.py)")),
+    ("fsspec_glob", "saw_fsspec", "load_dataset", R(r"(?P<saw_fsspec>\bload_dataset\()")),
     (
         "ogb_update",
         "saw_eof_at_input",
@@ -232,6 +248,16 @@ def change(facts: dict) -> tuple[str, str] | None:
             "LocalFileSystem.protocol became ('file', 'local'), which that datasets takes for a remote filesystem",
             "Upgrade datasets (pip install -U datasets; the releases from late 2023 on test for LocalFileSystem "
             "itself), or keep the old datasets and pin fsspec below 2023.10: pip install 'fsspec<2023.10.0'.",
+        )
+    if facts.get("fsspec_glob"):
+        return (
+            "the glob was refused by fsspec 2023.12 or later ('**' only as a whole path component), and the "
+            "datasets installed (before 2.18) builds its data-file patterns with '**' inside one: the fsspec is "
+            "newer than that datasets reads",
+            "Upgrade datasets: pip install -U 'datasets>=2.18' (it reads fsspec's new globs). Or keep the old "
+            "datasets and install the fsspec it was released with: pip install 'fsspec<2023.9.0' (datasets 2.14.5 "
+            "and earlier), 'fsspec<=2023.10.0' (2.14.6 to 2.17). If the traceback has no fsspec or datasets frame, "
+            "the pattern is the code's own: write '**' as a whole component (data/**/*.json, not data/**.json).",
         )
     if facts.get("datasets_script"):
         script = facts["datasets_script"]

@@ -8,12 +8,20 @@
 - ``webdataset/compat.py`` (``WebDataset.__iter__`` with ``empty_check=True``, 0.2.100 on) raises ValueError "No
   samples found in dataset; perhaps you have fewer shards than workers." when an iteration yields nothing: the
   shards split over ranks x workers left this worker none, or every sample was dropped on the way (a handler such
-  as ``warn_and_continue`` skipping samples that fail to decode). Likely, the second reading named.
+  as ``warn_and_continue`` skipping samples that fail to decode). Likely, the second reading named. The stage a
+  pipeline adds to say the same, ``wds.non_empty`` (``shardlists.py``, 0.1.103 on: "pipeline stage received no data
+  at all and this was declared as an error"), placed after the node and worker splitters, is read alike.
 - ``webdataset/gopen.py`` ``gopen_error`` (0.1.103 to HEAD, the ``__default__`` of ``gopen_schemes``) raises
   ValueError "{url}: no gopen handler defined" for a URL whose scheme has no handler: ``pipe:``, ``http(s)``,
   ``gs``, ``ais``, ``hf``, ``sftp``/``ftps``/``scp`` and ``htgs`` have one, a plain path or ``file:`` is opened
   directly; ``s3://``, ``az://`` and the others have none. Certain: the message is printed for that alone. A
   Windows path is one too: urlparse reads its drive letter as the scheme ("C:\\data\\x.tar": "c"), named so.
+- ``webdataset/tariterators.py`` ``group_by_keys`` (0.1.103 to HEAD) makes a sample of consecutive tar members
+  with one key, the base name up to its first dot, and raises ValueError "{fname}: duplicate file name in tar
+  file {suffix} {keys}" when a member's extension is already in the sample: names with more dots than the
+  extension (img.0001.jpg and img.0002.jpg both have the key img), one sample's files not adjacent in the tar, or
+  the same key ending one shard and starting the next (webdataset#157, #286). The shards' layout, not the code:
+  ``datasets.py``'s ``bad_training_data`` reads it with this module's anchor and words. Certain.
 """
 
 from __future__ import annotations
@@ -23,6 +31,30 @@ from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, 
 FAMILY = "data loading"
 
 R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
+
+
+DUPLICATE = ": duplicate file name in tar file "
+DUPLICATE_TEMPLATE = "webdataset:duplicate-file-name-in-tar-file"
+DUPLICATE_FACT = R(
+    r"(?P<wds_duplicate>[^\s:'\"]{1,200}): duplicate file name in tar file (?P<wds_suffix>[^\s{}]{1,40})"
+)
+
+
+def explain_duplicate(hits: list[Hit]) -> tuple[str, str]:
+    """(summary, fix) for webdataset's "duplicate file name in tar file": one key holding two files of one
+    extension."""
+    name, suffix = first(hits, "wds_duplicate", ""), first(hits, "wds_suffix", "")
+    said = f" ({name}: a second .{suffix} for its key)" if name and suffix else ""
+    return (
+        f"a webdataset shard gives one sample two files of the same extension{said}: webdataset groups "
+        "consecutive tar members by their key, the base name up to its first dot" + on_ranks(hits),
+        "List the shard (tar tf shard.tar | head -20) and make every sample's key unique and its files adjacent: "
+        "rename files whose base name holds a dot before the extension (img.0001.jpg and img.0002.jpg share the "
+        "key img: img_0001.jpg), write the tar sorted so one sample's files follow each other (tar --sort=name "
+        "-cf ...), and give samples keys unique across shards (the same key at the end of one shard and the start "
+        "of the next is read as one sample). wds.ShardWriter / wds.TarWriter with {'__key__': ..., 'jpg': ..., "
+        "'json': ...} writes the layout webdataset reads.",
+    )
 
 
 def _split(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -53,17 +85,20 @@ WEBDATASET_SHARD_SPLIT = Recogniser(
         "webdataset:you-need-to-add-an-explicit",
         "webdataset:input-pipeline-needs-to-be-reconfigured",
         "webdataset:no-samples-found-in-dataset-perhaps",
+        "webdataset:pipeline-stage-received-no-data-at",
     ),
     title="webdataset shards not split to fit the ranks and workers",
     anchors=(
         "you need to add an explicit nodesplitter to your input pipeline",
         "input pipeline needs to be reconfigured for multinode training",
         "No samples found in dataset; perhaps you have fewer shards than workers",
+        "pipeline stage received no data at all and this was declared as an error",
     ),
     match=R(
         r"(?P<wds_nodesplitter>you need to add an explicit nodesplitter|input pipeline needs to be reconfigured for "
         r"multinode training)|"
-        r"(?P<wds_no_samples>No samples found in dataset; perhaps you have fewer shards than workers)"
+        r"(?P<wds_no_samples>No samples found in dataset; perhaps you have fewer shards than workers|"
+        r"pipeline stage received no data at all and this was declared as an error)"
     ),
     # the node splitter's refusal says its cause; an empty iteration has two
     confirm=lambda hits, ctx: any("wds_nodesplitter" in h.facts for h in hits),
