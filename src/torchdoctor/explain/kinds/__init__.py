@@ -459,8 +459,6 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *remote_code.CONTEXT,  # the refusal's ValueError line: a model's repository or a dataset's
     *nccl.CONTEXT,  # an NCCL WARN line naming the call that failed: nccl_system_error's fix speaks of it
     *placement.VLLM_SEEN,  # vLLM's workers, forked by vLLM: cuda_fork's fix names its variable
-    placement.TRACEBACK_FRAME,
-    placement.INSTALLED_FRAME,
     ranks.HPO,  # a hyperparameter search: each process may draw its own trial (a model that differs by rank)
     ("zero", re.compile(r"(?P<saw_zero3>zero_stage[\"'=: ]{1,4}3|ZeRO[- ]?(?:Stage )?3|zero3|stage3\.py)")),
     ("ZeRO", re.compile(r"(?P<saw_zero3>ZeRO[- ]?(?:Stage )?3)")),
