@@ -124,6 +124,7 @@ from torchdoctor.explain.kinds import (
     open_files,
     operand_dtypes,
     optimizer_groups,
+    optimizer_state,
     option_conflicts,
     package_conflicts,
     peft_targets,
@@ -269,6 +270,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *scheduler_resume.RECOGNISERS,
     *dtensor_ops.RECOGNISERS,
     *autograd_usage.RECOGNISERS,
+    *optimizer_state.RECOGNISERS,
     *custom_autograd.RECOGNISERS,
     *syncbn_precision.RECOGNISERS,
     *dtypes.RECOGNISERS,
@@ -573,8 +575,10 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         "reduction.py",
         re.compile(r"(?P<pickled_for_process>multiprocessing[/\\]reduction\.py\S*, line \d+, in dump)"),
     ),
+    # torch's release in a sentence or a report ("torch 2.1.0", "PyTorch version: 2.1.0"), the fallback where no
+    # form printed_versions reads is there; never a pin ("torch==2.1.0", conda's "torch=2.1.0"): what was asked
     *(
-        (literal, re.compile(r"\b(?:torch|PyTorch version:?)[ =]=?(?P<torch_version>\d+\.\d+\.\d+[\w.+]*)"))
+        (literal, re.compile(r"\b(?:torch|PyTorch version:?) (?P<torch_version>\d+\.\d+\.\d+[\w.+]*)"))
         for literal in ("torch", "PyTorch version")  # collect_env's line has no lower-case "torch"
     ),
     # the host compiler a build ran: gcc -v, gcc --version, CMake's compiler identification (kinds/toolkits.py)
