@@ -27,7 +27,7 @@ SITE = "/opt/conda/lib/python3.11/site-packages"
 def test_accelerate_renamed_keyword_names_the_new_one_and_the_release():
     # pip freeze states the installed release, which does not take it: certain
     leads_with(
-        "accelerate==0.27.2\nTypeError: Accelerator.__init__() got an unexpected keyword argument 'logging_dir'",
+        "[pip3] accelerate==0.27.2\nTypeError: Accelerator.__init__() got an unexpected keyword argument 'logging_dir'",
         "dependency_version",
         "certain",
         ["removed in accelerate 0.20", "project_dir=", "accelerate<0.20", "accelerate 0.27.2 is newer"],
@@ -328,7 +328,7 @@ def test_bare_init_names_a_lightning_callback_from_its_call_line():
 
 def test_an_installed_release_stated_without_the_keyword_is_certain():
     leads_with(
-        "pytorch-lightning==1.5.10\n" + _checkpoint_call("filepath"),
+        "[pip3] pytorch-lightning==1.5.10\n" + _checkpoint_call("filepath"),
         "dependency_version",
         "certain",
         ["pytorch_lightning 1.5.10 is newer than the code", "dirpath="],
@@ -338,7 +338,7 @@ def test_an_installed_release_stated_without_the_keyword_is_certain():
 def test_an_installed_release_stated_with_the_keyword_is_only_likely_another_installation():
     # 1.1.8 takes filepath: whatever refused it, it is not that release; another one imported, or the project's own
     found = leads_with(
-        "pytorch-lightning==1.1.8\n" + _checkpoint_call("filepath") + "\n",
+        "[pip3] pytorch-lightning==1.1.8\n" + _checkpoint_call("filepath") + "\n",
         "dependency_version",
         "likely",
         ["which it takes in pytorch_lightning 1.1.8", "likely another one", "pytorch_lightning.__file__"],
@@ -390,7 +390,7 @@ def test_a_name_two_packages_changed_is_read_only_where_the_log_names_one():
     }
     bare = "TypeError: set_seed() got an unexpected keyword argument 'deterministic'\n"
     assert explained(bare).id != "log.dependency_version"
-    found = explained("accelerate==0.28.0\n" + bare)
+    found = explained("[pip3] accelerate==0.28.0\n" + bare)
     assert found.id == "log.dependency_version" and found.details["confidence"] == "certain"
     assert "came in accelerate 0.29" in found.summary and "transformers" not in found.summary
 

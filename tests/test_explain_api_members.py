@@ -56,7 +56,7 @@ def test_a_member_transformers_removed_names_the_release_and_the_pin_likely():
 
 def test_the_installed_release_the_log_states_without_the_member_makes_it_certain():
     found = leads_with(
-        patched_attention("num_heads", above="transformers==4.49.0\ntorch==2.5.1\n"),
+        patched_attention("num_heads", above="[pip3] transformers==4.49.0\n[pip3] torch==2.5.1\n"),
         "dependency_version",
         "certain",
         ["the installed transformers 4.49.0 is newer", "transformers<4.48"],
@@ -85,7 +85,7 @@ def test_a_member_added_later_says_upgrade_and_reads_a_class_attribute_too():
 
 def test_installed_versions_as_logs_state_them():
     facts = printed_versions.printed(
-        "transformers==4.49.0\n- `accelerate` version: 0.21.0\nPyTorch version: 2.1.0+cu121\n"
+        "[pip3] transformers==4.49.0\n- `accelerate` version: 0.21.0\nPyTorch version: 2.1.0+cu121\n"
         "pytorch-lightning         1.9.5\n"
     )
     assert facts["transformers"] == "4.49.0"
@@ -127,7 +127,7 @@ def test_a_class_several_packages_define_needs_the_log_to_say_which():
         ["Trainer.accelerator_connector was removed in pytorch_lightning 1.6", "pytorch_lightning<1.6"],
     )
     # the same words from a log that runs both transformers and Lightning, no frame of either: not decided
-    both = "transformers==4.40.0\npytorch-lightning==1.9.5\n" + line
+    both = "[pip3] transformers==4.40.0\n[pip3] pytorch-lightning==1.9.5\n" + line
     assert explained(both).id != "log.dependency_version"
 
 

@@ -21,6 +21,25 @@ FRAME = (
     'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n    loss = step(batch)\n'
 )
 
+# an optimizer's foreach step as torch 2.x prints its traceback (torch/optim/adamw.py's _multi_tensor_adamw grouping
+# the parameters, gradients and states through torch/utils/_foreach_utils.py)
+OPTIMIZER_STEP = (
+    'Traceback (most recent call last):\n  File "train.py", line 61, in <module>\n    optimizer.step()\n'
+    '  File "/usr/lib/python3.10/site-packages/torch/optim/adamw.py", line 509, in _multi_tensor_adamw\n'
+    "    grouped_tensors = Optimizer._group_tensors_by_device_and_dtype([\n"
+    '  File "/usr/lib/python3.10/site-packages/torch/utils/_foreach_utils.py", line 42, in '
+    "_group_tensors_by_device_and_dtype\n"
+    "    torch._C._group_tensors_by_device_and_dtype(tensorlistlist, with_indices).items()\n"
+)
+# the same step taken by transformers' Trainer (its own loop resuming from a checkpoint)
+TRAINER_STEP = (
+    'Traceback (most recent call last):\n  File "train.py", line 90, in <module>\n    trainer.train()\n'
+    '  File "/usr/lib/python3.10/site-packages/transformers/trainer.py", line 2315, in _inner_training_loop\n'
+    "    self.optimizer.step()\n"
+    '  File "/usr/lib/python3.10/site-packages/torch/optim/adamw.py", line 509, in _multi_tensor_adamw\n'
+    "    grouped_tensors = Optimizer._group_tensors_by_device_and_dtype([\n"
+)
+
 # (template id, values, what the traceback ends with before it, kind, confidence, words in the summary or fix)
 CASES = [
     (  # the NLL loss's CUDA kernel asserting on a class target (device_assert, kinds/cuda.py)
@@ -732,6 +751,30 @@ CASES = [
         "likely",
         ["batch_size"],
     ),
+    (  # an optimizer's state or gradient apart from its parameter (kinds/optimizer_state.py)
+        "aten:foreach-same-index-same-device-dtype-float32",
+        (),
+        OPTIMIZER_STEP + "RuntimeError: ",
+        "optimizer_state_mismatch",
+        "certain",
+        ["exp_avg", "load_state_dict", "model.to(device)"],
+    ),
+    (
+        "aten:foreach-same-index-same-device-dtype-float32-64",
+        (),
+        TRAINER_STEP + "RuntimeError: ",
+        "optimizer_state_mismatch",
+        "likely",
+        ["a library's code that moved, cast or restored", "foreach=False"],
+    ),
+    (
+        "aten:foreach-same-index-same-device-dtype-bfloat16-states",
+        (),
+        OPTIMIZER_STEP + "RuntimeError: ",
+        "optimizer_state_mismatch",
+        "certain",
+        ["already allows bfloat16 states", "map_location='cpu'"],
+    ),
 ]
 
 
@@ -836,6 +879,11 @@ def test_cat_in_the_dataloaders_collate_names_the_collate_reading():
         ("RuntimeError: The size of tensor a must match", "broadcast_size_mismatch"),
         ("RuntimeError: Sizes of tensors must match", "input_size_not_divisible"),
         ("UserWarning: Boolean value of Tensor with no values is ambiguous", "tensor_in_python_condition"),
+        # ForeachUtils.h's other checks: a list's length, not tensors apart
+        (
+            "RuntimeError: Tensor lists must have the same number of tensors, got 3 and 2",
+            "optimizer_state_mismatch",
+        ),
     ],
 )
 def test_a_near_miss_is_not_read_as_the_kind(line, kind):

@@ -143,7 +143,9 @@ def test_a_pre_release_of_the_torch_named_is_said_to_be_refused_too():
 
 
 def test_an_older_torch_is_not_called_a_pre_release():
-    found = certain("torch==2.5.1\nImportError: FSDP2 requires PyTorch >= 2.6.0\n", "dependency_version")
+    found = certain(
+        "[pip3] torch==2.5.1\nImportError: FSDP2 requires PyTorch >= 2.6.0\n", "dependency_version"
+    )
     assert "2.5.1 is installed" in found.summary and "pre-release" not in found.fix, (
         found.summary,
         found.fix,

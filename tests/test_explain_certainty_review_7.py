@@ -258,7 +258,7 @@ def test_no_space_left_on_a_save_stays_a_full_disk():
 
 def test_torchrun_missing_beside_a_torch_before_1_10_names_the_release():
     found = likely_with(
-        "torch==1.9.0\nbash: torchrun: command not found\n", "broken_install", "log.dependency_version"
+        "[pip3] torch==1.9.0\nbash: torchrun: command not found\n", "broken_install", "log.dependency_version"
     )
     assert "torch.distributed.launch" in found.fix
     likely_with(
@@ -273,7 +273,7 @@ def test_torchrun_missing_beside_a_newer_torch_stays_a_launcher_off_the_path():
         found = certain(text, "broken_install")
         assert "on PATH" in found.fix and "before 1.10" in found.fix
     # another launcher missing beside an old torch keeps its certainty
-    certain("torch==1.9.0\nzsh: command not found: accelerate\n", "broken_install")
+    certain("[pip3] torch==1.9.0\nzsh: command not found: accelerate\n", "broken_install")
 
 
 WARNINGS = (

@@ -73,7 +73,7 @@ def test_accelerate_bf16_check_names_the_gpu_first():
     assert "fp16" in found.fix and found.details["alternatives"] == ["log.dependency_version"]
     # beside a torch of 1.10 or newer only the device is left
     text = template("accelerate:bf16-mixed-precision-requires-pytorch-and")
-    found = explained("torch==2.1.0\nValueError: " + text + "\n")
+    found = explained("[pip3] torch==2.1.0\nValueError: " + text + "\n")
     assert found.id == "log.bf16_unsupported" and found.details["confidence"] == "certain"
     # a version check that names only a package is still the version's
     assert explained("ValueError: FSDP requires PyTorch >= 2.1.0\n").id == "log.dependency_version"

@@ -113,7 +113,10 @@ def test_a_message_only_older_accelerate_raises_names_the_release_that_dropped_i
     assert (row.last, row.gone, row.file) == ("0.10.0", "0.11.0", "accelerate/state.py")
     found = leads_with(
         raised_in(
-            ACCELERATE_STATE, "raise ValueError(", f"ValueError: {FSDP_MIXED}", above="accelerate==0.10.0\n"
+            ACCELERATE_STATE,
+            "raise ValueError(",
+            f"ValueError: {FSDP_MIXED}",
+            above="[pip3] accelerate==0.10.0\n",
         ),
         "library_version_bug",
         "likely",
@@ -134,7 +137,10 @@ def test_the_same_message_quoted_alone_is_read_too_likely():
 
 def test_a_version_stated_past_the_release_that_dropped_it_rules_the_reading_out():
     text = raised_in(
-        ACCELERATE_STATE, "raise ValueError(", f"ValueError: {FSDP_MIXED}", above="accelerate==0.11.0\n"
+        ACCELERATE_STATE,
+        "raise ValueError(",
+        f"ValueError: {FSDP_MIXED}",
+        above="[pip3] accelerate==0.11.0\n",
     )
     found = explained(text + "\n")
     assert found.id != "log.library_version_bug", found.summary

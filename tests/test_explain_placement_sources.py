@@ -302,3 +302,54 @@ def test_a_traceback_above_its_error_names_the_innermost_installed_package_too()
         "log.library_version_bug",
     )
     assert "through peft's code" in found.summary and "pip install -U peft" in found.fix, found.summary
+
+
+def _through_deepspeed() -> list[str]:
+    """Another error's traceback, through deepspeed's engine (an installed package) and not peft's."""
+    return [
+        "Traceback (most recent call last):",
+        '  File "/home/u/train.py", line 12, in <module>',
+        "    engine, *_ = deepspeed.initialize(model=model, config=cfg)",
+        '  File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 301, in __init__',
+        "    self._configure_distributed_model(model)",
+        "ValueError: the first attempt's own error",
+    ]
+
+
+def _own_code_only() -> list[str]:
+    """The device error's traceback through the script's code and torch's only."""
+    return [
+        "Traceback (most recent call last):",
+        '  File "/home/u/train.py", line 40, in <module>',
+        "    out = model(x)",
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/nn/functional.py", line 2210, in linear',
+        "    return torch._C._nn.linear(input, weight, bias)",
+    ]
+
+
+def test_another_errors_traceback_through_a_package_is_not_named_for_the_device_error():
+    """Two tracebacks in one paste: the frames of the one that holds the device error decide, not the last
+    installed frame in the file (deepspeed's, in the first attempt's traceback)."""
+    found = explained("\n".join([*_through_deepspeed(), "", *_own_code_only(), _TWO_DEVICES]) + "\n")
+    assert found.id == "log.device_mismatch"
+    assert "deepspeed" not in found.summary and "deepspeed" not in found.fix, found.summary
+
+
+def test_the_device_errors_own_traceback_is_named_when_a_later_one_runs_through_another_package():
+    found = likely_with(
+        "\n".join([*_through_accelerate_then_peft(), _TWO_DEVICES, "", *_through_deepspeed()]) + "\n",
+        "device_mismatch",
+        "log.library_version_bug",
+    )
+    assert "through peft's code" in found.summary and "deepspeed" not in found.summary, found.summary
+
+
+def test_a_traceback_pasted_below_its_error_is_its_own_not_the_next_errors():
+    """The error line first, its traceback pasted under it, then another error's traceback: peft's frame (the
+    device error's own traceback) is named, not deepspeed's (the next one's, the last in the file)."""
+    found = likely_with(
+        "\n".join([_TWO_DEVICES, "", *_through_accelerate_then_peft(), "", *_through_deepspeed()]) + "\n",
+        "device_mismatch",
+        "log.library_version_bug",
+    )
+    assert "through peft's code" in found.summary and "deepspeed" not in found.summary, found.summary

@@ -180,6 +180,55 @@ def test_a_version_asked_for_or_talked_about_is_not_an_installed_one(text):
     assert printed(text + "\n") == {}
 
 
+# a requirement printed as a row of its own: a requirements file shown with cat, a freeze written to a file and
+# printed later, a Dockerfile's pin as docker build echoes it, conda's spec; what was asked, not what is installed
+REQUESTED = [
+    "torch==2.1.0",
+    "$ cat requirements.txt\ntorch==2.1.0\ntransformers==4.30.0\naccelerate>=0.20.3",
+    "$ pip freeze > requirements.txt\n$ cat requirements.txt\nnumpy==1.26.4\npeft==0.10.0",
+    "Step 5/9 : RUN pip install torch==2.1.0 torchvision==0.16.0",
+    "RUN pip install --no-cache-dir torch==2.1.0",
+    "$ conda install pytorch=2.1.0 torchvision=0.16.0 -c pytorch",
+]
+
+
+@pytest.mark.parametrize("text", REQUESTED)
+def test_a_requirement_printed_as_a_row_is_not_an_installed_release(text):
+    assert printed(text + "\n") == {}
+
+
+def test_what_pip_installed_from_a_requirements_file_is_read_from_pips_own_words():
+    log = (
+        "$ cat requirements.txt\ntorch==2.1.0\ntransformers>=4.30\n$ pip install -r requirements.txt\n"
+        "Collecting torch==2.1.0\nSuccessfully installed torch-2.1.0 transformers-4.41.2\n"
+    )
+    assert printed(log) == {"torch": "2.1.0", "transformers": "4.41.2"}
+
+
+def test_pip_show_names_the_installed_release():
+    show = (
+        "Name: transformers\nVersion: 4.41.2\nSummary: State-of-the-art Machine Learning for JAX, PyTorch\n"
+    )
+    assert printed(show) == {"transformers": "4.41.2"}
+    assert printed("Name: transformers\nSummary: x\nVersion: 4.41.2\n") == {}  # another package's row
+
+
+@pytest.mark.usefixtures("every_message_seen")
+def test_a_pinned_torch_is_not_the_installed_torch_of_a_reading():
+    # torchrun came with torch 1.10: a requirement of 1.9.0 is not a torch without torchrun (the launcher off
+    # PATH stays certain); the release pip or collect_env prints is
+    found = certain("torch==1.9.0\nbash: torchrun: command not found\n", "broken_install")
+    assert "on PATH" in found.fix
+    # a minimum the code states, beside a pin: the installed release is not named from the pin
+    found = certain("torch==2.5.1\nImportError: FSDP2 requires PyTorch >= 2.6.0\n", "dependency_version")
+    assert "2.5.1 is installed" not in found.summary, found.summary
+    found = certain(
+        "Successfully installed torch-2.5.1\nImportError: FSDP2 requires PyTorch >= 2.6.0\n",
+        "dependency_version",
+    )
+    assert "2.5.1 is installed" in found.summary, found.summary
+
+
 def test_nccl_s_own_line_in_a_recorded_debug_log():
     # NCCL_DEBUG=INFO of a real run (tests/fixtures/gpu), rank prefixes and all
     log = (Path(__file__).parent / "fixtures" / "gpu" / "net-nccl-debug-rank0.log").read_text()
@@ -193,7 +242,9 @@ def test_a_container_builds_release_is_read_whole():
 
 
 def test_the_first_release_printed_is_the_one_read():
-    assert printed("transformers==4.41.2\n- `transformers` version: 4.30.0\n") == {"transformers": "4.41.2"}
+    assert printed("[pip3] transformers==4.41.2\n- `transformers` version: 4.30.0\n") == {
+        "transformers": "4.41.2"
+    }
 
 
 # --- a name the release tables place (api_history.tsv): transformers' LlamaForCausalLM came in 4.28 -------------
@@ -279,7 +330,7 @@ PROCESSING_CLASS = called_from(
 
 def test_a_keyword_the_printed_release_takes_is_only_likely_another_installation():
     leads_with(
-        "transformers==4.46.3\n" + PROCESSING_CLASS,
+        "[pip3] transformers==4.46.3\n" + PROCESSING_CLASS,
         "dependency_version",
         "likely",
         ["which it takes in transformers 4.46.3", "likely another one", "transformers.__file__"],

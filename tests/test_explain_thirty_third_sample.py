@@ -120,7 +120,7 @@ def test_transformers_4_bf16_message_names_three_causes_so_it_is_likely():
 
 def test_transformers_4_bf16_message_beside_a_new_torch_is_certain():
     found = lead(
-        "torch==2.1.0\n"
+        "[pip3] torch==2.1.0\n"
         "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0\n"
     )
     assert found.id == "log.bf16_unsupported" and found.details["confidence"] == "certain"

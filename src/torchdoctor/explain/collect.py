@@ -9,6 +9,7 @@ from torchdoctor.explain.first_failure import Raised, cut, cut_after_assert, exc
 from torchdoctor.explain.kinds import CONTEXT_FACTS, RECOGNISERS
 from torchdoctor.explain.reader import TAIL, Window, ranks_in_head, windows
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser
+from torchdoctor.explain.traceback_frames import Frames, frame_facts
 
 # A line printed as a warning, after which the program went on: Python's warnings ("train.py:3: UserWarning: "),
 # a logger's or a package's "WARNING:" / "WARNING[XFORMERS]:", ultralytics' "WARNING ⚠️ " (its LOGGER's prefix for
@@ -128,7 +129,7 @@ def places(line: str) -> set[int]:
 
 # the literals of the whole-log facts (versions, settings), one search for a line that holds none of them
 # the context facts a traceback's frame gives, where the innermost frame read is kept (the first read for the others)
-INNERMOST = frozenset({"installed_frame", *cut_traceback.FRAME_KEYS})
+INNERMOST = cut_traceback.FRAME_KEYS
 _CONTEXT_LITERALS = literal_tree(sorted({literal for literal, _ in CONTEXT_FACTS}))
 
 
@@ -160,6 +161,7 @@ class Collector:
         # attempt (console_attempts.py)
         self.group_failures: list[tuple[int, str | None]] = []
         self._recent: list[tuple[int, str]] = []  # (number, line) of the last lines read one after another
+        self._frames = Frames()  # the traceback frames of the log being read, by line
 
     def read(
         self, stream, source: str, rank: int | None = None, head: bytes = b"", size: int | None = None
@@ -180,8 +182,13 @@ class Collector:
         # the "RuntimeError:" that holds the trigger. A long log is read through the triggers.
         short = len(head) < SHORT
         self._recent = []  # a new file: nothing is above its first line
+        self._frames, first_hit = Frames(), len(self.hits)
         for window in windows(stream, every_line=short, every_line_to=TAIL, every_line_last=TAIL):
             self._window(window, source, rank)
+        for hit in self.hits[first_hit:]:
+            # what a traceback's frames say is a fact of the error whose traceback they are, not of the log
+            if facts := frame_facts(self._frames.holding(hit.line)):
+                hit.facts = {**hit.facts, **facts}
         cut_short = cut_after_assert([line for _, line in self._recent])
         if cut_short is not None and len(self.raised) < MAX_RAISED:
             self._order += 1
@@ -235,7 +242,8 @@ class Collector:
         self._order += 1
         line = straight_quotes(line)
         self._context(line)
-        if _ERROR_LINE.match(line):
+        is_error = _ERROR_LINE.match(line) is not None
+        if is_error:
             self.ctx.last_error_line = cut(line.strip(), 300)
         elif self.ctx.prose_exception is None and "rror: " in line and (quoted := _IN_PROSE.search(line)):
             quote = (quoted["type"], quoted["message"].strip(), source, number, cut(line.strip(), 300))
@@ -260,6 +268,7 @@ class Collector:
                 self.raised.append(raised)
                 if raised.traceback:
                     self.ctx.facts["traceback_in_input"] = True
+        self._frames.read(number, line, is_error or raised is not None)
         if "(pid: " in line:  # torchrun names each failed worker's pid: "exitcode  : 1 (pid: 144)"
             for pid in _PID.findall(line):
                 self.ctx.facts.setdefault("worker_pids", set()).add(pid)

@@ -10,14 +10,17 @@ The forms read, as the tools print them:
   to build PyTorch: 12.1``;
 - ds_report's dotted rows: ``torch version .................... 2.1.0+cu121``, ``deepspeed info ...... 0.12.3``,
   ``torch cuda version ............... 12.1``;
-- package lists: pip freeze and collect_env's ``[pip3] numpy==1.26.4`` (a row of its own: never inside a command
-  or a message), pip list's and conda list's columns (``transformers   4.41.2``, ``[conda] numpy  1.26.4  pypi_0
+- package lists: collect_env's ``[pip3] numpy==1.26.4`` (a row of its own: never inside a command or a message),
+  pip list's and conda list's columns (``transformers   4.41.2``, ``[conda] numpy  1.26.4  pypi_0
   pypi``), pip's ``Requirement already satisfied: transformers in ... (4.41.2)``, ``Successfully installed
-  transformers-4.41.2`` and its conflict report's ``but you have transformers 4.41.2``;
+  transformers-4.41.2`` and its conflict report's ``but you have transformers 4.41.2``; pip show's ``Name: torch``
+  and ``Version: 2.1.0``;
 - NCCL's own ``NCCL INFO NCCL version 2.18.1+cuda12.1``; a package's ``__version__`` printed with its value.
 
-A requirement (``transformers>=4.30``, ``requires transformers==4.30.0``, ``pip install transformers==4.30``) is not
-an installed release: those forms are never read. Each package's fact is ``installed_<package>`` (``installed_torch``,
+A requirement (``transformers>=4.30``, ``requires transformers==4.30.0``, ``pip install transformers==4.30``, a
+``RUN pip install torch==2.1.0`` line) is not an installed release: those forms are never read. Nor is a bare
+``torch==2.1.0`` row: a requirements file printed with ``cat`` and a ``pip freeze`` written to a file look alike,
+and both say what was asked, which the log shows installed only through the forms above. Each package's fact is ``installed_<package>`` (``installed_torch``,
 ``installed_transformers``, ...), the first printed in the log; ``kinds/__init__.py`` collects them.
 """
 
@@ -80,8 +83,10 @@ def _pattern(package: str) -> re.Pattern:
         rf"^[ \t]*(?:[-*][ \t]*)?`?(?:{names})`?(?:[ \t]+[Vv]ersion)?(?:[ \t]*\([^)\n]{{0,30}}\))?:[ \t]*",
         # 2. ds_report's dotted rows: "torch version ..... 2.1.0", "deepspeed info ..... 0.12.3, unknown, unknown"
         rf"^[ \t]*(?:{names})[ \t]+(?:version|info)[ \t]+\.{{3,}}[ \t]*",
-        # 3. pip freeze, collect_env's package rows: "numpy==1.26.4", "[pip3] numpy==1.26.4" (a row of its own)
-        rf"{row}==[ \t]*",
+        # 3. collect_env's package rows: "[pip3] numpy==1.26.4", "[conda] torch==2.1.0" (a row of its own); a bare
+        # "numpy==1.26.4" is a requirement as often as what pip freeze wrote (a requirements file, a Dockerfile's
+        # pin, a freeze written to a file and printed later): what was asked, not what is installed
+        rf"^[ \t]*\[(?:pip3?|conda)\][ \t]+(?:{names})==[ \t]*",
         # 4, 5. pip list's and conda list's columns: "transformers   4.41.2", "[conda] numpy  1.26.4  pypi_0  pypi";
         # a row with more columns is aligned (two spaces or a tab before the version), never a sentence ("trl
         # 0.8.6 requires transformers>=4.31.0"), and its columns are conda's build and channel or pip's editable
@@ -95,6 +100,8 @@ def _pattern(package: str) -> re.Pattern:
         # 9. the package's __version__ printed with its value: "torch.__version__: 2.1.0", "torch.__version__ =
         # '2.1.0'", a REPL's answer on the next line (never a comparison: "__version__ >= '2.1'")
         rf"(?<![\w.])(?:{names})\.__version__\)?(?: ?[:=] ?| ?\n(?:>>> )?)['\"]?",
+        # 10. pip show's two first rows, "Name: torch" then "Version: 2.1.0" (read where the log is read whole)
+        rf"^Name: (?:{names})[ \t]*\r?\nVersion:[ \t]*",
     )
     after = {
         3: r"[ \t]*$",
@@ -165,14 +172,14 @@ def shown(facts: dict, package: str) -> str:
 
 
 def printed(text: str) -> dict[str, str]:
-    """The release of each package ``text`` prints as installed, the first one printed:
+    """The release of each package ``text`` prints as installed, the first one printed, read as `explain` reads a
+    log's head (whole, so that pip show's two rows are one form):
     ``printed("- `transformers` version: 4.41.2\\n[pip3] numpy==1.26.4")`` is
     ``{"transformers": "4.41.2", "numpy": "1.26.4"}``."""
     found: dict[str, str] = {}
-    for line in text.splitlines():
-        for literal, pattern in CONTEXT:
-            if literal in line and (read := pattern.search(line)):
-                for key, value in read.groupdict().items():
-                    if value:
-                        found.setdefault(key.removeprefix("installed_"), value)
+    for literal, pattern in CONTEXT:
+        if literal in text and (read := pattern.search(text)):
+            for key, value in read.groupdict().items():
+                if value:
+                    found.setdefault(key.removeprefix("installed_"), value)
     return found

@@ -125,6 +125,7 @@ from torchdoctor.explain.kinds import (
     open_files,
     operand_dtypes,
     optimizer_groups,
+    optimizer_state,
     option_conflicts,
     package_conflicts,
     peft_targets,
@@ -272,6 +273,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *scheduler_resume.RECOGNISERS,
     *dtensor_ops.RECOGNISERS,
     *autograd_usage.RECOGNISERS,
+    *optimizer_state.RECOGNISERS,
     *custom_autograd.RECOGNISERS,
     *syncbn_precision.RECOGNISERS,
     *dtypes.RECOGNISERS,
@@ -463,8 +465,6 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *remote_code.CONTEXT,  # the refusal's ValueError line: a model's repository or a dataset's
     *nccl.CONTEXT,  # an NCCL WARN line naming the call that failed: nccl_system_error's fix speaks of it
     *placement.VLLM_SEEN,  # vLLM's workers, forked by vLLM: cuda_fork's fix names its variable
-    placement.TRACEBACK_FRAME,
-    placement.INSTALLED_FRAME,
     *cut_traceback.CONTEXT,  # a traceback that stops before its error line: where its frames end
     ranks.HPO,  # a hyperparameter search: each process may draw its own trial (a model that differs by rank)
     ("zero", re.compile(r"(?P<saw_zero3>zero_stage[\"'=: ]{1,4}3|ZeRO[- ]?(?:Stage )?3|zero3|stage3\.py)")),
@@ -580,8 +580,10 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         "reduction.py",
         re.compile(r"(?P<pickled_for_process>multiprocessing[/\\]reduction\.py\S*, line \d+, in dump)"),
     ),
+    # torch's release in a sentence or a report ("torch 2.1.0", "PyTorch version: 2.1.0"), the fallback where no
+    # form printed_versions reads is there; never a pin ("torch==2.1.0", conda's "torch=2.1.0"): what was asked
     *(
-        (literal, re.compile(r"\b(?:torch|PyTorch version:?)[ =]=?(?P<torch_version>\d+\.\d+\.\d+[\w.+]*)"))
+        (literal, re.compile(r"\b(?:torch|PyTorch version:?) (?P<torch_version>\d+\.\d+\.\d+[\w.+]*)"))
         for literal in ("torch", "PyTorch version")  # collect_env's line has no lower-case "torch"
     ),
     # the host compiler a build ran: gcc -v, gcc --version, CMake's compiler identification (kinds/toolkits.py)

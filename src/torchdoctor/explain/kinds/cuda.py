@@ -585,7 +585,7 @@ DRIVER_TOO_OLD = Recogniser(
         R(r"(?P<insufficient>driver version is insufficient)"),
         R(r"(?P<compat>forward compatibility was attempted)"),
         R(r"(?P<ptx_newer>the provided PTX was compiled with an unsupported toolchain)"),
-        R(r"\btorch[ =]=?(?P<torch_version>\d+\.\d+(?:\.\d+)?[\w.+]*)"),
+        R(r"\btorch (?P<torch_version>\d+\.\d+(?:\.\d+)?[\w.+]*)"),
     ),
     # cudart's "insufficient" is also what a machine with no NVIDIA driver at all gets: the driver's own
     # version (torch's "found version N") or an NVIDIA stack in the log makes it certain

@@ -79,20 +79,18 @@ SAME_SIDE_TYPES = (
 # an installed library's own (ai-toolkit's loader leaving its VAE on the CPU, ai-toolkit#742; an optimizer that
 # restores its state on the CPU when a run resumes, prodigy-plus-schedule-free#11, fixed in its v1.9.0). The
 # script's is certain only where the traceback is there and runs through no installed package but torch.
-TRACEBACK_FRAME = ('File "', R(r'(?P<traceback_frame>File "[^"\n]{1,300}", line \d+)'))
-INSTALLED_FRAME = (
-    "-packages",
-    R(
-        r'File "[^"\n]{0,300}?(?:site|dist)-packages[\\/]+(?!torch[\\/])(?!torchvision[\\/])'
-        r"(?P<installed_frame>[A-Za-z_]\w{0,60})[\\/]"
-    ),
-)
+# explain/traceback_frames.py reads the frames of the traceback that holds each hit's line: traceback_frame (it has
+# frames) and installed_frame (its innermost frame in an installed package other than torch and torchvision)
 
 
 def _script_left_it_on_cpu(hits: list[Hit], ctx: Context) -> bool:
     """A CPU device in the dispatcher's or torch.cat's message, with the script's own traceback around it."""
     on_cpu = any("cpu" in (h.facts.get("device_a", "") + h.facts.get("device_b", "")).lower() for h in hits)
-    return on_cpu and "traceback_frame" in ctx.facts and "installed_frame" not in ctx.facts
+    return (
+        on_cpu
+        and any("traceback_frame" in h.facts for h in hits)
+        and not any("installed_frame" in h.facts for h in hits)
+    )
 
 
 def _dataparallel_placed(hit: Hit) -> bool:
@@ -157,12 +155,13 @@ def _dgl_devices(facts: dict) -> tuple[str, str]:
 
 def _library_frame(hits: list[Hit], ctx: Context) -> str:
     """The installed package (not torch's own) whose code the traceback runs through below the user's: the
-    innermost of the parsed traceback's, else the first one the log names ("" where there is none)."""
+    innermost of the parsed traceback's, else the innermost installed frame of the traceback that holds the error
+    line, pasted above or below it ("" where there is none)."""
     for hit in hits:
         below = [p for p in hit.facts.get("frame_packages", ()) if p not in ("torch", "torchvision")]
         if below:
             return below[-1]
-    return ctx.facts.get("installed_frame", "")
+    return next((h.facts["installed_frame"] for h in hits if "installed_frame" in h.facts), "")
 
 
 def _devices(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -536,7 +535,7 @@ DEVICE_MISMATCH = Recogniser(
         any("dgl_graph_device" in h.facts for h in hits)
         or _script_left_it_on_cpu(hits, ctx)
         or (
-            "installed_frame" not in ctx.facts
+            not any("installed_frame" in h.facts for h in hits)
             and (
                 "replica" in ctx.facts
                 or any(

@@ -1,0 +1,88 @@
+"""The frames of the traceback that holds an error line, in a log that may hold several tracebacks.
+
+A log pasted into an issue often holds more than one traceback: a first attempt and a retry, each rank's, an
+exception raised while handling another. What a frame says about an error (an installed package's code called the
+operator that refused, the script's own code did) is a fact of that error's own traceback, not of the log: the
+frames read are kept by line number, and an error line's traceback is the frames printed between the previous
+exception (or the ``Traceback (most recent call last):`` header after it) and that line, or, where there are none
+(a traceback pasted below its error line), the frames after it up to the next exception or the next traceback's
+header.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+
+# a frame as Python prints it; the installed package it is in (site-packages/<package>/...), torch's own and
+# torchvision's left out: the operators that refuse are theirs, never whose code called them
+FRAME = re.compile(r'File "(?P<file>[^"\n]{1,300})", line \d+')
+_INSTALLED = re.compile(
+    r"(?:site|dist)-packages[\\/]+(?!torch[\\/])(?!torchvision[\\/])(?P<package>[A-Za-z_]\w{0,60})[\\/]"
+)
+HEADER = "Traceback (most recent call last)"
+
+
+@dataclass
+class Frames:
+    """The frames, exception lines and traceback headers one log's lines showed, by line number (in reading
+    order, so each list is sorted)."""
+
+    frames: list[tuple[int, str]] = field(default_factory=list)  # (line, installed package or "")
+    ends: list[int] = field(default_factory=list)  # lines that are an exception (a traceback's last line)
+    headers: list[int] = field(default_factory=list)  # "Traceback (most recent call last):" lines
+
+    def read(self, number: int, line: str, is_exception: bool) -> None:
+        """Note what line ``number`` is: a frame (and its package), an exception, a traceback's header."""
+        if is_exception:
+            self.ends.append(number)
+        if HEADER in line:
+            self.headers.append(number)
+        elif 'File "' in line and (frame := FRAME.search(line)):
+            package = _INSTALLED.search(frame["file"])
+            self.frames.append((number, package["package"] if package else ""))
+
+    def holding(self, line: int) -> list[str]:
+        """The frames (each its installed package, or "") of the traceback that holds the error on ``line``,
+        outermost first: the traceback printed above it, else the one pasted below it (none: [])."""
+        start = max(_last_before(self.ends, line), _last_before(self.headers, line))
+        above = self._between(start, line)
+        if above:
+            return above
+        # pasted below it: up to the next exception, or to the next traceback's header after its first frame
+        first = bisect_right(self.frames, (line, "\uffff"))
+        if first == len(self.frames):
+            return []
+        ends = [
+            _first_after(self.ends, line),
+            _first_after(self.headers, self.frames[first][0]),
+        ]
+        return self._between(line, min((n for n in ends if n is not None), default=None))
+
+    def _between(self, start: int, end: int | None) -> list[str]:
+        """The frames after line ``start`` and before line ``end`` (None: to the end)."""
+        first = bisect_right(self.frames, (start, "\uffff"))
+        last = len(self.frames) if end is None else bisect_left(self.frames, (end, ""))
+        return [package for _, package in self.frames[first:last]]
+
+
+def _first_after(lines: list[int], line: int) -> int | None:
+    """The first of the sorted ``lines`` after ``line`` (None: none)."""
+    at = bisect_right(lines, line)
+    return lines[at] if at < len(lines) else None
+
+
+def _last_before(lines: list[int], line: int) -> int:
+    """The last of the sorted ``lines`` before ``line`` (0: none)."""
+    at = bisect_left(lines, line)
+    return lines[at - 1] if at else 0
+
+
+def frame_facts(packages: list[str]) -> dict:
+    """The facts an error's traceback gives: that it has frames (``traceback_frame``) and the installed package
+    of its innermost frame that is in one (``installed_frame``, Python printing the innermost frame last)."""
+    if not packages:
+        return {}
+    installed = [package for package in packages if package]
+    return {"traceback_frame": True, **({"installed_frame": installed[-1]} if installed else {})}
