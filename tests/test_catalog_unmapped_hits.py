@@ -53,7 +53,8 @@ def test_the_misses_are_counted_by_whether_they_hold_a_mapped_template_an_unmapp
 
 
 def test_a_miss_holding_a_template_of_its_labels_kind_is_a_wrong_order_or_an_unread_anchor():
-    # train 4420.txt: device_mismatch led, ddp_module_attribute (the label) was made second
+    # a template of the label's kind held, its finding made second (train 4420.txt's findings: device_mismatch
+    # led, the label's ddp_module_attribute second; there the template held was device_mismatch's, an "other kind")
     assert (
         catalog_unmapped_hits.sort_miss(
             "ddp_module_attribute", {"ddp_module_attribute"}, ["device_mismatch", "ddp_module_attribute"]
@@ -65,6 +66,12 @@ def test_a_miss_holding_a_template_of_its_labels_kind_is_a_wrong_order_or_an_unr
     assert (
         catalog_unmapped_hits.sort_miss("library_version_bug", {"library_version_bug"}, ["unrecognised"])
         == "unread"
+    )
+    assert (
+        catalog_unmapped_hits.sort_miss(
+            "ddp_module_attribute", {"device_mismatch"}, ["device_mismatch", "ddp_module_attribute"]
+        )
+        == "other kind"
     )
     # train 327.txt: "Default process group has not been initialized" (not_launched_distributed) in a thread whose
     # cause was a library's release
