@@ -9,10 +9,17 @@ template, an unmapped one, or no template at all (the misses no mapping of a tem
     python benchmarks/catalog_unmapped_hits.py tests/fixtures/corpus/train
     python benchmarks/catalog_unmapped_hits.py --only torch,torch_cpp,nccl tests/fixtures/corpus/train
     python benchmarks/catalog_unmapped_hits.py --totals tests/fixtures/corpus/heldout   # one row per source only
+    python benchmarks/catalog_unmapped_hits.py --mapped tests/fixtures/corpus/train     # the mapped ones, per log
 
 A template matches a line when its literal text, with any text where a placeholder (``{}``, ``%s``, ``%d``...)
 stands, is on that line; a template line whose literal text is shorter than `MIN_LITERAL` characters (``{}: {}``)
 is never matched alone. ``--totals`` prints no file and no template: the held-out half is reported that way only.
+``--mapped`` prints, per missed log holding a mapped template, its label, what explain led with (and the kinds of
+its other findings), and each mapped template it holds with its kind and the log's line it matched, marked ``=``
+where the template's kind is the label's: the view that sorts these misses into a wrong order (a finding of the
+label's kind is made, another leads), an anchor not read (none is made), or a template of another kind
+(`sort_miss`; the table's last line, ``--totals`` too, counts the misses so, naming no file). ``--mapped`` is for
+the train half only: it names files and what explain said on them.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from pathlib import Path
 from explain_corpus import judge, labels
 
 from torchdoctor.explain.catalog import Template, load
+from torchdoctor.explain.diagnose import explain
 
 MIN_LITERAL = 24  # literal characters a template line needs before it alone counts as the message
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}|%[-+ #0]*\d*(?:\.\d+)?(?:ll|l|z|h)?[diouxXfeEgGcps]")
@@ -63,24 +71,67 @@ def unmapped(
 
 def held(text: str, templates: list[tuple[Template, list[tuple[str, re.Pattern]]]]) -> list[Template]:
     """The templates one of whose lines is on a line of ``text``."""
+    return [t for t, _ in held_on(text, templates)]
+
+
+def held_on(
+    text: str, templates: list[tuple[Template, list[tuple[str, re.Pattern]]]]
+) -> list[tuple[Template, str]]:
+    """The templates one of whose lines is on a line of ``text``, each with the first such line."""
     lines = text.splitlines()
     found = []
     for t, patterns in templates:
         for piece, pattern in patterns:
-            if piece in text and any(piece in line and pattern.search(line) for line in lines):
-                found.append(t)
+            if piece not in text:
+                continue
+            line = next((line for line in lines if piece in line and pattern.search(line)), None)
+            if line is not None:
+                found.append((t, line))
                 break
     return found
 
 
+def mapped_view(folders: list[Path], sources: set[str] | None = None) -> str:
+    """Per missed log holding a mapped template: label, lead, the other findings' kinds, and each mapped
+    template held (``=`` where its kind is the label's) with the line it matched."""
+    mapped = unmapped(sources, mapped=True)
+    out = []
+    for folder in folders:
+        for label in labels(folder):
+            path = folder / label.file
+            text = path.read_text(encoding="utf-8", errors="replace")
+            found = held_on(text, mapped)
+            if not found or judge(folder, label).right:
+                continue
+            kinds = [f.id.removeprefix("log.") for f in explain([str(path)])]
+            why = sort_miss(label.kind, {t.kind for t, _ in found}, kinds)
+            out.append(f"{label.file}  label {label.kind}  led {kinds[0]}  {why}  findings {kinds}")
+            for t, line in found:
+                mark = "=" if t.kind == label.kind else " "
+                out.append(f"  {mark} {t.id} -> {t.kind}: {line.strip()[:160]}")
+    return "\n".join(out)
+
+
+def sort_miss(label_kind: str, held_kinds: set[str], made: list[str]) -> str:
+    """Why a missed log holding mapped templates (of ``held_kinds``) was missed, given the kinds of the findings
+    explain ``made`` (the lead first): ``order`` where a template of the label's kind is there and a finding of
+    that kind is made but another leads; ``unread`` where such a template is there and no finding of its kind is
+    made; ``other kind`` where every template held is of another kind (a victim's or a consequence's message, a
+    mapping too broad, or a template matched on text that is not its message: read the log to say which)."""
+    if label_kind not in held_kinds:
+        return "other kind"
+    return "order" if label_kind in made else "unread"
+
+
 def hits(
     folders: list[Path], sources: set[str] | None = None
-) -> tuple[int, dict[tuple[str, str], dict], set[str]]:
+) -> tuple[int, dict[tuple[str, str], dict], set[str], dict[str, int]]:
     """How many files were missed, ``{(source, file): {"logs": set, "templates": {id: set of logs}}}`` for the
-    unmapped templates they hold, and the missed files that hold a mapped template (of ``sources``) instead."""
+    unmapped templates they hold, the missed files that hold a mapped template (of ``sources``) instead, and
+    those sorted by `sort_miss` (``{why: logs}``)."""
     templates, mapped = unmapped(sources), unmapped(sources, mapped=True)
     table: dict[tuple[str, str], dict] = defaultdict(lambda: {"logs": set(), "templates": defaultdict(set)})
-    missed, with_mapped = 0, set()
+    missed, with_mapped, sorted_as = 0, set(), defaultdict(int)
     for folder in folders:
         for label in labels(folder):
             outcome = judge(folder, label)
@@ -92,16 +143,23 @@ def hits(
                 row = table[t.source, t.file]
                 row["logs"].add(label.file)
                 row["templates"][t.id].add(label.file)
-            if held(text, mapped):
+            own = held(text, mapped)
+            if own:
                 with_mapped.add(label.file)
-    return missed, table, with_mapped
+                made = [f.id.removeprefix("log.") for f in explain([str(outcome.path)])]
+                sorted_as[sort_miss(label.kind, {t.kind for t in own}, made)] += 1
+    return missed, table, with_mapped, dict(sorted_as)
 
 
 def report(
-    missed: int, table: dict[tuple[str, str], dict], totals: bool, with_mapped: set[str] | None = None
+    missed: int,
+    table: dict[tuple[str, str], dict],
+    totals: bool,
+    with_mapped: set[str] | None = None,
+    sorted_as: dict[str, int] | None = None,
 ) -> str:
-    """The table: per source and file (unless ``totals``), then a total row per source, and how many missed logs
-    hold a mapped template, an unmapped one, or none."""
+    """The table: per source and file (unless ``totals``), then a total row per source, how many missed logs
+    hold a mapped template, an unmapped one, or none, and (``sorted_as``) how those holding a mapped one sort."""
     out = [f"missed logs (lead not the label's kind): {missed}"]
     by_source: dict[str, set] = defaultdict(set)
     templates_of: dict[str, set] = defaultdict(set)
@@ -126,6 +184,11 @@ def report(
             f"missed logs holding a mapped template: {len(with_mapped)}; an unmapped one: {len(every)}; "
             f"either: {len(with_mapped | every)}; neither: {missed - len(with_mapped | every)}"
         )
+    if sorted_as is not None:
+        out.append(
+            "of those holding a mapped template: "
+            + "; ".join(f"{why}: {sorted_as.get(why, 0)}" for why in ("order", "unread", "other kind"))
+        )
     return "\n".join(out)
 
 
@@ -134,14 +197,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folders", nargs="+", type=Path, help="folders with a SOURCES.md table")
     parser.add_argument("--only", default="", help="sources to read, comma-separated (default: every source)")
     parser.add_argument("--totals", action="store_true", help="one total row per source, no file or template")
+    parser.add_argument(
+        "--mapped",
+        action="store_true",
+        help="per missed log holding a mapped template: its lead and templates",
+    )
     args = parser.parse_args(argv)
     for folder in args.folders:
         if not (folder / "SOURCES.md").is_file():
             print(f"error: {folder} has no SOURCES.md", file=sys.stderr)
             return 2
     sources = {s.strip() for s in args.only.split(",") if s.strip()} or None
-    missed, table, with_mapped = hits(args.folders, sources)
-    print(report(missed, table, args.totals, with_mapped))
+    if args.mapped:
+        print(mapped_view(args.folders, sources))
+        return 0
+    missed, table, with_mapped, sorted_as = hits(args.folders, sources)
+    print(report(missed, table, args.totals, with_mapped, sorted_as))
     return 0
 
 

@@ -50,3 +50,42 @@ def test_the_misses_are_counted_by_whether_they_hold_a_mapped_template_an_unmapp
     table = {("torch", "torch/distributed/x.py"): {"logs": {"1.txt"}, "templates": {"torch:x": {"1.txt"}}}}
     said = catalog_unmapped_hits.report(5, table, totals=True, with_mapped={"1.txt", "2.txt"})
     assert said.endswith("a mapped template: 2; an unmapped one: 1; either: 2; neither: 3"), said
+
+
+def test_a_miss_holding_a_template_of_its_labels_kind_is_a_wrong_order_or_an_unread_anchor():
+    # a template of the label's kind held, its finding made second (train 4420.txt's findings: device_mismatch
+    # led, the label's ddp_module_attribute second; there the template held was device_mismatch's, an "other kind")
+    assert (
+        catalog_unmapped_hits.sort_miss(
+            "ddp_module_attribute", {"ddp_module_attribute"}, ["device_mismatch", "ddp_module_attribute"]
+        )
+        == "order"
+    )
+    # train 630.txt: CPython's "got an unexpected keyword argument", a template mapped to library_version_bug, and
+    # no finding of it (the keyword is not one a release of a known library dropped)
+    assert (
+        catalog_unmapped_hits.sort_miss("library_version_bug", {"library_version_bug"}, ["unrecognised"])
+        == "unread"
+    )
+    assert (
+        catalog_unmapped_hits.sort_miss(
+            "ddp_module_attribute", {"device_mismatch"}, ["device_mismatch", "ddp_module_attribute"]
+        )
+        == "other kind"
+    )
+    # train 327.txt: "Default process group has not been initialized" (not_launched_distributed) in a thread whose
+    # cause was a library's release
+    assert (
+        catalog_unmapped_hits.sort_miss(
+            "library_version_bug", {"not_launched_distributed"}, ["not_launched_distributed"]
+        )
+        == "other kind"
+    )
+
+
+def test_the_misses_holding_a_mapped_template_are_counted_by_why_naming_no_file():
+    said = catalog_unmapped_hits.report(
+        5, {}, totals=True, with_mapped={"1.txt"}, sorted_as={"other kind": 1}
+    )
+    assert said.endswith("of those holding a mapped template: order: 0; unread: 0; other kind: 1"), said
+    assert "1.txt" not in said

@@ -64,7 +64,7 @@ class _Order:
     first: Raised | None  # the exception that started the failure
     unknown: Finding | None  # that exception, leading, where no known kind covers it
     initiating: Raised | None  # the error that stopped the run, where what leads is not it
-    rivals: dict[str, list[str]]  # kind -> other causes as sure of their own messages
+    rivals: dict[str, list[str]]  # kind -> other causes as sure as it, or that a likely lead names
     first_exit: str | None  # torchrun's exit of the first rank that failed, where it leads the consequences
     lead: tuple[str, str] | None  # (title, kind) of what leads, that the consequences name
 
@@ -175,6 +175,10 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
             for kind in certain:
                 sure[kind] = "likely"
                 rivals[kind] = [k for k in certain if k != kind]
+        elif causes and sure[causes[0]] == "likely":
+            # nor is a likely lead more than the first of the log's readings: the other causes it shows as errors
+            # (not only as warnings the run went on after) are as open, and the lead names them after its own
+            rivals[causes[0]] = [k for k in causes[1:] if not all(h.warning for h in by_kind[k])]
     ctx.cause_ranks = {r for k in causes for h in by_kind[k] if (r := hit_rank(h)) is not None}
     if unknown is not None and first.rank is not None:
         ctx.cause_ranks.add(first.rank)
