@@ -301,11 +301,34 @@ def _monitored_barrier(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _gloo_pair_timeout(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    """gloo's own timeouts without its "Timed out waiting <N>ms" line: a pair's read or write that waited past the
+    timeout (pair.cc, buffer.cc: "Read timeout [10.0.0.2]:44321"), or the exception gloo hands every other pair of
+    a process one of whose operations timed out (unbound_buffer.cc: "Application timeout caused pair closure")."""
+    io, peer = first(hits, "gloo_io"), first(hits, "gloo_peer")
+    if io:
+        where = "from" if io == "Read" else "to"
+        what = f"gloo's {io.lower()} {where} {peer}:{first(hits, 'gloo_peer_port')} timed out"
+        why = "the peer sent nothing" if io == "Read" else "the peer took nothing"
+        summary = f"{what}: {why} within the process group's timeout"
+    else:
+        summary = (
+            "a gloo operation of this process timed out, and gloo closed its other connections with it "
+            "(Application timeout caused pair closure)"
+        )
+    summary += on_ranks(hits) + ": a rank did not reach the same collective in time, or the network stalled"
+    _, fix = _watchdog(hits, ctx)
+    return summary, fix
+
+
 def _timeout(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if first(hits, "store_barrier"):
         return _store_barrier(hits, ctx)
     if any(k in h.facts for h in hits for k in ("monitored_late", "monitored_faulty", "monitored_self")):
         return _monitored_barrier(hits)
+    if not first(hits, "unique_id") and not first(hits, "timeout_ms"):
+        if first(hits, "gloo_io") or first(hits, "gloo_pair_closure"):
+            return _gloo_pair_timeout(hits, ctx)
     if not first(hits, "unique_id"):
         return _watchdog(hits, ctx)
     ranks = on_ranks(hits)
@@ -349,8 +372,14 @@ COLLECTIVE_TIMEOUT = Recogniser(
         "failed to pass monitoredBarrier in",
         "timed out in monitoredBarrier after",
         "received errors while waiting for send/recv from rank",
+        # gloo transport/tcp: the exception every other pair of a process gets once one of its operations timed
+        # out (unbound_buffer.cc), and a pair's own read or write that waited past the timeout (pair.cc, buffer.cc)
+        "Application timeout caused pair closure",
+        "Read timeout [",
+        "Write timeout [",
     ),
     match=R(
+        r"Application timeout caused pair closure|\] (?:Read|Write) timeout \[[^\s\]]{1,255}\]:\d+|"
         r"failed to pass monitoredBarrier in|timed out in monitoredBarrier after|"
         r"received errors while waiting for send/recv from rank|"
         r"Timed out waiting \d+ms for \w+ operation|Timed out waiting on barrier on rank|"
@@ -367,8 +396,15 @@ COLLECTIVE_TIMEOUT = Recogniser(
         "torch_native:monitored-barrier-rank-failed",
         "torch_native:monitored-barrier-rank-timed-out",
         "torch_native:monitored-barrier-send-recv-errors",
+        "torch_native:gloo-application-timeout-pair-closure",
+        "torch_native:gloo-timed-out-waiting-for-recv",
+        "torch_native:gloo-timed-out-waiting-for-send",
+        "torch_native:gloo-read-timeout",
+        "torch_native:gloo-write-timeout",
     ),
     facts=(
+        R(r"(?P<gloo_pair_closure>Application timeout caused pair closure)"),
+        R(r"\] (?P<gloo_io>Read|Write) timeout \[(?P<gloo_peer>[^\s\]]{1,255})\]:(?P<gloo_peer_port>\d+)"),
         R(r"(?P<store_barrier>[Tt]imed out initializing process group in store based barrier)"),
         R(
             r"Ranks? (?P<monitored_late>\d+(?:, \d+)*) failed to pass monitoredBarrier in (?P<monitored_ms>\d+) ms"
@@ -647,6 +683,8 @@ RANK_DIVERGENCE = Recogniser(
         "nccl:net-ib-req-tag-peer-collective",
         "nccl:message-truncated-received-bytes-instead-of",
         "nccl:net-socket-peer-message-truncated-receiving",
+        # gloo transport/tcp/pair.cc: a peer sent more bytes than this rank's buffer holds
+        "torch_native:gloo-collective-size-mismatch",
         # torch/distributed/fsdp/_exec_order_utils.py (TORCH_DISTRIBUTED_DEBUG=INFO/DETAIL): FSDP's all-gathers
         # checked across ranks on the first iteration
         "torch:forward-order-differs-across-ranks",
@@ -912,6 +950,14 @@ _PEER_LINES = (
     "encountered error when reading incoming request from",
     "encountered error when reading incoming response from",
     "encountered error when sending outgoing request #",
+    # gloo's transport/tcp/pair.cc: IO on a pair whose socket the peer closed before ("Socket closed
+    # [10.0.0.2]:44321"), the peer closing it while the pair switched to sync mode, a write the peer's gone socket
+    # refused ("writev [10.0.0.2]:44321: Broken pipe")
+    "Socket closed [",
+    "Socket unexpectedly closed [",
+    "writev [",
+    # its recv failing on the pair ("Read error [10.0.0.2]:44321: Connection reset by peer")
+    "Read error [",
 )
 
 
@@ -940,6 +986,14 @@ PEER_GONE = Recogniser(
         "nccl:call-to-recv-failed",
         # ProcessGroupNCCL's heartbeat monitor reading the TCPStore after its host (rank 0, the agent) has gone
         "torch_native:should-dump-flag-check-failed",
+        # gloo's transport/tcp/pair.cc (its last two sentences since gloo's 2026-02 commit)
+        "torch_native:gloo-connection-closed-by-peer",
+        "torch_native:gloo-connection-closed-by-peer-remote-crashing",
+        "torch_native:gloo-read-error",
+        "torch_native:gloo-read-error-remote-hanging",
+        "torch_native:gloo-socket-closed",
+        "torch_native:gloo-socket-unexpectedly-closed",
+        "torch_native:gloo-writev-failed",
     ),
     title="a peer went away",
     role="consequence",
@@ -948,6 +1002,9 @@ PEER_GONE = Recogniser(
     generic=_PEER_LINES,
     facts=(
         PEER_CLOSED,
+        R(
+            r"(?:Socket (?:unexpectedly )?closed|writev|Read error) \[(?P<host>[^\s\]]{1,255})\]:(?P<port>\d+)"
+        ),
         R(
             r"(?P<peer_line>Connection (?:closed|reset) by|remote process exited|remote process exiting prematurely|"
             r"Connection was likely closed|"
