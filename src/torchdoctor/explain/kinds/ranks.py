@@ -572,7 +572,11 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return deepspeed_saves.waiting(hits)
     facts = hits[0].facts
     parts = []
-    if "rank_a" in facts:
+    if "nccl_suspected" in facts:
+        parts.append(
+            f"NCCL suspects it around rank {facts.get('rank_a', '?')} (its kernel waited long in a collective)"
+        )
+    elif "rank_a" in facts:
         one = f"rank {facts['rank_a']} ran {facts.get('op', 'a collective')}"
         if facts.get("seq"):
             one += f" #{facts['seq']}"
@@ -680,6 +684,8 @@ RANK_DIVERGENCE = Recogniser(
         # appended to the message above (on a line of its own where a log wraps it)
         "torch_cpp:collectives-differ-in-the-following-aspects",
         "nccl:mismatched-collective-detected-please-check-your",
+        # init.cc ncclCommGetAsyncError (2.4.2-2.7.6): the device's suspected mismatch, a kernel that waited long
+        "nccl:your-program-may-be-hanging-this",
         "nccl:net-ib-req-tag-peer-collective",
         "nccl:message-truncated-received-bytes-instead-of",
         "nccl:net-socket-peer-message-truncated-receiving",
@@ -704,6 +710,7 @@ RANK_DIVERGENCE = Recogniser(
         "Collectives differ in the following aspects",
         "is running inconsistent collective",
         "Mismatched collective detected",
+        "may be caused by a collective mismatch around rank",
         "collective mismatch error",
         "op.preamble.length <= op.nbytes",
         "Message truncated : received",
@@ -720,7 +727,15 @@ RANK_DIVERGENCE = Recogniser(
     # peer connection up (transport.cc's connect info): ranks at different steps of that set-up (a collective or
     # send/recv one rank skipped), NCCL releases that differ between the hosts (their messages differ in size)
     # or settings that differ all print it — only likely any of them.
-    generic=("message truncated : receiving", "Message truncated : received", *deepspeed_saves.ANCHORS),
+    # NCCL 2.4-2.7's "Your program may be hanging, this may be caused by a collective mismatch around rank N" is its
+    # device's suspicion (ncclDevSuspectedMismatch: a kernel that waited long), which a slow or dead rank raises
+    # as well: only likely
+    generic=(
+        "message truncated : receiving",
+        "Message truncated : received",
+        "may be caused by a collective mismatch around rank",
+        *deepspeed_saves.ANCHORS,
+    ),
     # ZeRO-3's own check (zero/utils.py assert_ints_same_as_other_ranks) is posted as a DeepSpeed bug as often as a
     # forward that differs per rank (DeepSpeed#1960, #5799: the ranks' lists hold numbers no id has, or the same
     # model runs clean on another release): the message alone does not tell them apart, so it is only likely
@@ -741,7 +756,16 @@ RANK_DIVERGENCE = Recogniser(
             "Set the NCCL_* variables the same on every host, or unset them (NCCL_PROTO, NCCL_ALGO above all): "
             "env | grep NCCL_ on each host, and the job script's exports.",
             # gloo's own check, ZeRO-3's, a DeepSpeed save some ranks never called: not NCCL's exchange
-            unless=("gloo_sizes", "zero3_rank", "ds_save_wait", "ds_save_wait_spy"),
+            unless=("gloo_sizes", "zero3_rank", "ds_save_wait", "ds_save_wait_spy", "nccl_suspected"),
+        ),
+        Alternative(
+            "collective_timeout",
+            "a rank slow or stuck elsewhere (in its data loading, an evaluation or a save on one rank) while the "
+            "others waited in the collective",
+            "Find what the rank NCCL names was doing at that moment (its own log, py-spy dump --pid <pid>); "
+            "where the ranks do call the same collectives, let the slow work run on every rank or wait for it "
+            "in a dist.barrier().",
+            when=("nccl_suspected",),
         ),
         Alternative(
             "nccl_version_mismatch",
@@ -769,6 +793,7 @@ RANK_DIVERGENCE = Recogniser(
         R(r"receiv(?:ed|ing) (?P<size_a>\d+) bytes instead of (?P<size_b>\d+)"),
         R(r"(?P<bootstrap_truncated>Message truncated : received)"),
         R(r"around rank (?P<rank_a>\d+)"),
+        R(r"(?P<nccl_suspected>Your program may be hanging, this may be caused by a collective mismatch)"),
         R(r"disagreement (?:on list (?:length|contents) )?between rank0 and rank(?P<zero3_rank>\d+)"),
         # rank 0's list holding numbers of 13 digits or more: no module or parameter id is that large
         R(r"between rank0 and rank\d+:\s*rank0:\s*\[(?:-?\d{1,12}, )*(?P<zero3_garbled>-?\d{13,})"),
@@ -940,6 +965,8 @@ _PEER_LINES = (
     "Call to recv from",
     "ProgressOpt: Call to ",
     "Call to recv failed",
+    # NCCL 2.3's include/socket.h socketSend (SYSCHECKVAL): "Call to write failed : Connection reset by peer"
+    "Call to write failed : ",
     # ProcessGroupNCCL's heartbeat monitor (torch 2.4+) polling the TCPStore whose host (rank 0, or torchrun's
     # agent) has gone: 'Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too
     # early), with error: ...'
@@ -984,6 +1011,7 @@ PEER_GONE = Recogniser(
         "nccl:ncclossocketprogressopt-call-to-failed",
         "nccl:ncclossocketprogressopt-call-to-failed-2",
         "nccl:call-to-recv-failed",
+        "nccl:call-to-write-failed-socket-h",
         # ProcessGroupNCCL's heartbeat monitor reading the TCPStore after its host (rank 0, the agent) has gone
         "torch_native:should-dump-flag-check-failed",
         # gloo's transport/tcp/pair.cc (its last two sentences since gloo's 2026-02 commit)
@@ -1016,7 +1044,7 @@ PEER_GONE = Recogniser(
             r"Call to (?P<socket_op>recv from|send to) (?P<host>[^\s<]{1,255})<(?P<port>\d+)> failed : "
             r"(?P<socket_reason>[^\n]{1,100})"
         ),
-        R(r"Call to (?P<socket_op>recv) failed ?: (?P<socket_reason>[^\n]{1,100})"),
+        R(r"Call to (?P<socket_op>recv|write) failed ?: (?P<socket_reason>[^\n]{1,100})"),
         R(
             r'(?P<store_gone>Failed to check the "should dump" flag on TCPStore)[^\n]{0,80}?with error: (?P<store_error>[^\n]{1,120})'
         ),
