@@ -6,7 +6,7 @@ wording of the same failure, and a line near it that must not fire."""
 from __future__ import annotations
 
 import pytest
-from explaining import explained
+from explaining import explained, filled
 
 from torchdoctor.explain.catalog import by_id
 
@@ -129,3 +129,25 @@ def test_a_non_fatal_ib_event_is_not_the_fatal_count():
         "node3:5120:5190 [2] transport/net_ib.cc:238 NCCL WARN NET/IB : mlx5_2:1 GID table changed\n"
     )
     assert found.id != "log.network_fault", found.summary
+
+
+def test_nccls_suspected_mismatch_is_only_likely_the_ranks_disagreeing():
+    # init.cc ncclCommGetAsyncError (2.4.2-2.7.6): the device's suspicion, which a slow rank raises as well
+    line = "gpu-a:2188:2301 [0] init.cc:1256 NCCL WARN " + filled(
+        "nccl:your-program-may-be-hanging-this", "1"
+    )
+    assert by_id()["nccl:your-program-may-be-hanging-this"].kind == "rank_divergence"
+    found = explained(line + "\n")
+    assert (found.id, found.details["confidence"]) == ("log.rank_divergence", "likely"), found.summary
+    assert "around rank 1" in found.summary, found.summary
+    assert "log.collective_timeout" in found.details["alternatives"], found.details["alternatives"]
+
+
+def test_nccl_2_3s_failed_socket_write_is_a_peer_gone():
+    line = "worker0:15:91 [3] include/socket.h 398 NCCL WARN " + filled(
+        "nccl:call-to-write-failed-socket-h", "Connection reset by peer"
+    )
+    found = explained(line + "\n")
+    assert (found.id, found.details["confidence"]) == ("log.peer_closed", "likely"), found.summary
+    assert found.summary.startswith("likely: a peer closed the connection"), found.summary
+    assert "the cause is not in this log" in found.summary, found.summary

@@ -29,6 +29,10 @@ _CONSEQUENCE = re.compile(
     r"retrieving ncclUniqueId from \[0\]|imed out initializing process group in store based barrier|"
     # gloo's monitored barrier naming the rank that never came, or that failed (ProcessGroupGloo.cpp)
     r"failed to pass monitoredBarrier in|timed out in monitoredBarrier after|waiting for send/recv from rank \d+|"
+    # gloo's transport/tcp: its other pairs closed once an operation of this process timed out, a pair's read or
+    # write that waited past the timeout, a socket the peer closed
+    r"Application timeout caused pair closure|\] (?:Read|Write) timeout \[|Socket (?:unexpectedly )?closed \[|"
+    r"\] Read error \[|"
     # ProcessGroupNCCL's WorkNCCL::synchronize under (TORCH_)NCCL_BLOCKING_WAIT=1: the wait for a rank that never came
     r"timed out in blocking wait"
 )

@@ -847,6 +847,27 @@ DUPLICATE_NODE_RANK = Recogniser(
 )
 
 
+def _gloo_hostname(hits: list[Hit], facts: dict) -> tuple[str, str]:
+    """gloo's device.cc looking up the address to listen on from the host name (GLOO_SOCKET_IFNAME unset): the
+    name resolves to an address this host cannot bind ("Unable to find address for node1; bind(2) for
+    10.0.0.9:0 failed with: Cannot assign requested address"), or to none it can use ("rp != nullptr. Unable to
+    find address for: node1")."""
+    if "bind_host" in facts:
+        summary = (
+            f"gloo looked up this host's address from its name {facts['bind_host']!r}, which resolves to "
+            f"{facts['bind_addr']}: not an address of this host (bind: {facts['bind_reason'].strip()})"
+        )
+    else:
+        summary = f"gloo found no usable address for this host's name {facts.get('interface', '')!r}"
+    return (
+        summary + on_ranks(hits),
+        "With GLOO_SOCKET_IFNAME unset, gloo listens on the address the host name resolves to: correct the "
+        "host's entry in /etc/hosts (`getent hosts $(hostname)` must print one of `ip -br addr`'s addresses), or "
+        "name the interface the hosts share:\n"
+        "export GLOO_SOCKET_IFNAME=<iface> NCCL_SOCKET_IFNAME=<iface>   # see `ip -br addr`",
+    )
+
+
 def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     ifname = ctx.facts.get("socket_ifname")
@@ -939,6 +960,8 @@ def _network(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "NCCL_IB_DISABLE=1 confirms it (NCCL falls back to sockets); NCCL_IB_HCA=<nic> picks the NIC."
         )
         return summary, fix
+    if "bind_host" in facts or "gloo_hostname_lookup" in facts:
+        return _gloo_hostname(hits, facts)
     if "gloo_host" in facts:
         host = facts["gloo_host"]
         summary = (
@@ -1081,6 +1104,11 @@ NETWORK_INTERFACE = Recogniser(
         # transport/net_ib/init.cc: no IP interface for the IB transport's out-of-band connections
         # (NCCL_SOCKET_IFNAME matching none, or more than one; ncclInternalError)
         "nccl:net-ib-no-ip-interface-found",
+        # gloo's transport/tcp (vendored in torch): GLOO_SOCKET_IFNAME naming no interface, the host name
+        # resolving to an address not this host's, a pair that never connected to the peer
+        "torch_native:gloo-unable-to-find-address-for-interface",
+        "torch_native:gloo-unable-to-bind-hostname-address",
+        "torch_native:gloo-connect-timeout",
     ),
     title="network interface problem",
     anchors=(
@@ -1111,8 +1139,13 @@ NETWORK_INTERFACE = Recogniser(
         "device counts across ranks (min ",
         "NET/IB: Got CQE with error",
         "NET/IB : No IP interface found",
+        # gloo transport/tcp: a pair that never connected to the peer's announced address (pair.h), and the host
+        # name resolving to an address this host does not have (device.cc)
+        "Connect timeout [",
+        "; bind(2) for ",
     ),
     match=R(
+        r"\] Connect timeout \[[^\s\]]{1,255}\]:\d+|Unable to find address for \S{1,255}; bind\(2\) for |"
         r"no socket interface found|Unable to find address for|is neither AF_INET|Got completion|Call to ibv_|"
         r"Call to connect failed|Attempted to connect incompatible devices|Socket : no interface found|"
         r"No interface found in the same subnet|device is incompatible with the local|Attempted to merge incompatible|"
@@ -1151,6 +1184,12 @@ NETWORK_INTERFACE = Recogniser(
             r"(?P<what>NET/Socket : no interface found|No interface found in the same subnet as remote address[^\n]{0,80})"
         ),
         R(r"(?P<gloo_mesh>Gloo connectFullMesh failed with[^\n]{0,200})"),
+        R(r"\] (?P<gloo_reason>Connect timeout) \[(?P<gloo_host>[^\s\]]{1,255})\]:(?P<gloo_port>\d+)"),
+        R(
+            r"Unable to find address for (?P<bind_host>\S{1,255}); bind\(2\) for (?P<bind_addr>\S{1,255}) failed "
+            r"with: (?P<bind_reason>[^\n]{1,100})"
+        ),
+        R(r"(?P<gloo_hostname_lookup>rp != nullptr)\. Unable to find address for: "),
         # the connect retries NCCL gives up after: the peer's address never answered
         R(
             r"(?P<connect_retries>socket(?:Start|Poll)Connect: exceeded (?:retries|timeouts) \(\d+\)|connect "

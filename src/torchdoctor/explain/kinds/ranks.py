@@ -301,11 +301,34 @@ def _monitored_barrier(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _gloo_pair_timeout(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    """gloo's own timeouts without its "Timed out waiting <N>ms" line: a pair's read or write that waited past the
+    timeout (pair.cc, buffer.cc: "Read timeout [10.0.0.2]:44321"), or the exception gloo hands every other pair of
+    a process one of whose operations timed out (unbound_buffer.cc: "Application timeout caused pair closure")."""
+    io, peer = first(hits, "gloo_io"), first(hits, "gloo_peer")
+    if io:
+        where = "from" if io == "Read" else "to"
+        what = f"gloo's {io.lower()} {where} {peer}:{first(hits, 'gloo_peer_port')} timed out"
+        why = "the peer sent nothing" if io == "Read" else "the peer took nothing"
+        summary = f"{what}: {why} within the process group's timeout"
+    else:
+        summary = (
+            "a gloo operation of this process timed out, and gloo closed its other connections with it "
+            "(Application timeout caused pair closure)"
+        )
+    summary += on_ranks(hits) + ": a rank did not reach the same collective in time, or the network stalled"
+    _, fix = _watchdog(hits, ctx)
+    return summary, fix
+
+
 def _timeout(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if first(hits, "store_barrier"):
         return _store_barrier(hits, ctx)
     if any(k in h.facts for h in hits for k in ("monitored_late", "monitored_faulty", "monitored_self")):
         return _monitored_barrier(hits)
+    if not first(hits, "unique_id") and not first(hits, "timeout_ms"):
+        if first(hits, "gloo_io") or first(hits, "gloo_pair_closure"):
+            return _gloo_pair_timeout(hits, ctx)
     if not first(hits, "unique_id"):
         return _watchdog(hits, ctx)
     ranks = on_ranks(hits)
@@ -349,8 +372,14 @@ COLLECTIVE_TIMEOUT = Recogniser(
         "failed to pass monitoredBarrier in",
         "timed out in monitoredBarrier after",
         "received errors while waiting for send/recv from rank",
+        # gloo transport/tcp: the exception every other pair of a process gets once one of its operations timed
+        # out (unbound_buffer.cc), and a pair's own read or write that waited past the timeout (pair.cc, buffer.cc)
+        "Application timeout caused pair closure",
+        "Read timeout [",
+        "Write timeout [",
     ),
     match=R(
+        r"Application timeout caused pair closure|\] (?:Read|Write) timeout \[[^\s\]]{1,255}\]:\d+|"
         r"failed to pass monitoredBarrier in|timed out in monitoredBarrier after|"
         r"received errors while waiting for send/recv from rank|"
         r"Timed out waiting \d+ms for \w+ operation|Timed out waiting on barrier on rank|"
@@ -367,8 +396,15 @@ COLLECTIVE_TIMEOUT = Recogniser(
         "torch_native:monitored-barrier-rank-failed",
         "torch_native:monitored-barrier-rank-timed-out",
         "torch_native:monitored-barrier-send-recv-errors",
+        "torch_native:gloo-application-timeout-pair-closure",
+        "torch_native:gloo-timed-out-waiting-for-recv",
+        "torch_native:gloo-timed-out-waiting-for-send",
+        "torch_native:gloo-read-timeout",
+        "torch_native:gloo-write-timeout",
     ),
     facts=(
+        R(r"(?P<gloo_pair_closure>Application timeout caused pair closure)"),
+        R(r"\] (?P<gloo_io>Read|Write) timeout \[(?P<gloo_peer>[^\s\]]{1,255})\]:(?P<gloo_peer_port>\d+)"),
         R(r"(?P<store_barrier>[Tt]imed out initializing process group in store based barrier)"),
         R(
             r"Ranks? (?P<monitored_late>\d+(?:, \d+)*) failed to pass monitoredBarrier in (?P<monitored_ms>\d+) ms"
@@ -536,7 +572,11 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return deepspeed_saves.waiting(hits)
     facts = hits[0].facts
     parts = []
-    if "rank_a" in facts:
+    if "nccl_suspected" in facts:
+        parts.append(
+            f"NCCL suspects it around rank {facts.get('rank_a', '?')} (its kernel waited long in a collective)"
+        )
+    elif "rank_a" in facts:
         one = f"rank {facts['rank_a']} ran {facts.get('op', 'a collective')}"
         if facts.get("seq"):
             one += f" #{facts['seq']}"
@@ -644,9 +684,13 @@ RANK_DIVERGENCE = Recogniser(
         # appended to the message above (on a line of its own where a log wraps it)
         "torch_cpp:collectives-differ-in-the-following-aspects",
         "nccl:mismatched-collective-detected-please-check-your",
+        # init.cc ncclCommGetAsyncError (2.4.2-2.7.6): the device's suspected mismatch, a kernel that waited long
+        "nccl:your-program-may-be-hanging-this",
         "nccl:net-ib-req-tag-peer-collective",
         "nccl:message-truncated-received-bytes-instead-of",
         "nccl:net-socket-peer-message-truncated-receiving",
+        # gloo transport/tcp/pair.cc: a peer sent more bytes than this rank's buffer holds
+        "torch_native:gloo-collective-size-mismatch",
         # torch/distributed/fsdp/_exec_order_utils.py (TORCH_DISTRIBUTED_DEBUG=INFO/DETAIL): FSDP's all-gathers
         # checked across ranks on the first iteration
         "torch:forward-order-differs-across-ranks",
@@ -666,6 +710,7 @@ RANK_DIVERGENCE = Recogniser(
         "Collectives differ in the following aspects",
         "is running inconsistent collective",
         "Mismatched collective detected",
+        "may be caused by a collective mismatch around rank",
         "collective mismatch error",
         "op.preamble.length <= op.nbytes",
         "Message truncated : received",
@@ -682,7 +727,15 @@ RANK_DIVERGENCE = Recogniser(
     # peer connection up (transport.cc's connect info): ranks at different steps of that set-up (a collective or
     # send/recv one rank skipped), NCCL releases that differ between the hosts (their messages differ in size)
     # or settings that differ all print it — only likely any of them.
-    generic=("message truncated : receiving", "Message truncated : received", *deepspeed_saves.ANCHORS),
+    # NCCL 2.4-2.7's "Your program may be hanging, this may be caused by a collective mismatch around rank N" is its
+    # device's suspicion (ncclDevSuspectedMismatch: a kernel that waited long), which a slow or dead rank raises
+    # as well: only likely
+    generic=(
+        "message truncated : receiving",
+        "Message truncated : received",
+        "may be caused by a collective mismatch around rank",
+        *deepspeed_saves.ANCHORS,
+    ),
     # ZeRO-3's own check (zero/utils.py assert_ints_same_as_other_ranks) is posted as a DeepSpeed bug as often as a
     # forward that differs per rank (DeepSpeed#1960, #5799: the ranks' lists hold numbers no id has, or the same
     # model runs clean on another release): the message alone does not tell them apart, so it is only likely
@@ -703,7 +756,16 @@ RANK_DIVERGENCE = Recogniser(
             "Set the NCCL_* variables the same on every host, or unset them (NCCL_PROTO, NCCL_ALGO above all): "
             "env | grep NCCL_ on each host, and the job script's exports.",
             # gloo's own check, ZeRO-3's, a DeepSpeed save some ranks never called: not NCCL's exchange
-            unless=("gloo_sizes", "zero3_rank", "ds_save_wait", "ds_save_wait_spy"),
+            unless=("gloo_sizes", "zero3_rank", "ds_save_wait", "ds_save_wait_spy", "nccl_suspected"),
+        ),
+        Alternative(
+            "collective_timeout",
+            "a rank slow or stuck elsewhere (in its data loading, an evaluation or a save on one rank) while the "
+            "others waited in the collective",
+            "Find what the rank NCCL names was doing at that moment (its own log, py-spy dump --pid <pid>); "
+            "where the ranks do call the same collectives, let the slow work run on every rank or wait for it "
+            "in a dist.barrier().",
+            when=("nccl_suspected",),
         ),
         Alternative(
             "nccl_version_mismatch",
@@ -731,6 +793,7 @@ RANK_DIVERGENCE = Recogniser(
         R(r"receiv(?:ed|ing) (?P<size_a>\d+) bytes instead of (?P<size_b>\d+)"),
         R(r"(?P<bootstrap_truncated>Message truncated : received)"),
         R(r"around rank (?P<rank_a>\d+)"),
+        R(r"(?P<nccl_suspected>Your program may be hanging, this may be caused by a collective mismatch)"),
         R(r"disagreement (?:on list (?:length|contents) )?between rank0 and rank(?P<zero3_rank>\d+)"),
         # rank 0's list holding numbers of 13 digits or more: no module or parameter id is that large
         R(r"between rank0 and rank\d+:\s*rank0:\s*\[(?:-?\d{1,12}, )*(?P<zero3_garbled>-?\d{13,})"),
@@ -902,6 +965,8 @@ _PEER_LINES = (
     "Call to recv from",
     "ProgressOpt: Call to ",
     "Call to recv failed",
+    # NCCL 2.3's include/socket.h socketSend (SYSCHECKVAL): "Call to write failed : Connection reset by peer"
+    "Call to write failed : ",
     # ProcessGroupNCCL's heartbeat monitor (torch 2.4+) polling the TCPStore whose host (rank 0, or torchrun's
     # agent) has gone: 'Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too
     # early), with error: ...'
@@ -912,6 +977,14 @@ _PEER_LINES = (
     "encountered error when reading incoming request from",
     "encountered error when reading incoming response from",
     "encountered error when sending outgoing request #",
+    # gloo's transport/tcp/pair.cc: IO on a pair whose socket the peer closed before ("Socket closed
+    # [10.0.0.2]:44321"), the peer closing it while the pair switched to sync mode, a write the peer's gone socket
+    # refused ("writev [10.0.0.2]:44321: Broken pipe")
+    "Socket closed [",
+    "Socket unexpectedly closed [",
+    "writev [",
+    # its recv failing on the pair ("Read error [10.0.0.2]:44321: Connection reset by peer")
+    "Read error [",
 )
 
 
@@ -938,8 +1011,17 @@ PEER_GONE = Recogniser(
         "nccl:ncclossocketprogressopt-call-to-failed",
         "nccl:ncclossocketprogressopt-call-to-failed-2",
         "nccl:call-to-recv-failed",
+        "nccl:call-to-write-failed-socket-h",
         # ProcessGroupNCCL's heartbeat monitor reading the TCPStore after its host (rank 0, the agent) has gone
         "torch_native:should-dump-flag-check-failed",
+        # gloo's transport/tcp/pair.cc (its last two sentences since gloo's 2026-02 commit)
+        "torch_native:gloo-connection-closed-by-peer",
+        "torch_native:gloo-connection-closed-by-peer-remote-crashing",
+        "torch_native:gloo-read-error",
+        "torch_native:gloo-read-error-remote-hanging",
+        "torch_native:gloo-socket-closed",
+        "torch_native:gloo-socket-unexpectedly-closed",
+        "torch_native:gloo-writev-failed",
     ),
     title="a peer went away",
     role="consequence",
@@ -948,6 +1030,9 @@ PEER_GONE = Recogniser(
     generic=_PEER_LINES,
     facts=(
         PEER_CLOSED,
+        R(
+            r"(?:Socket (?:unexpectedly )?closed|writev|Read error) \[(?P<host>[^\s\]]{1,255})\]:(?P<port>\d+)"
+        ),
         R(
             r"(?P<peer_line>Connection (?:closed|reset) by|remote process exited|remote process exiting prematurely|"
             r"Connection was likely closed|"
@@ -959,7 +1044,7 @@ PEER_GONE = Recogniser(
             r"Call to (?P<socket_op>recv from|send to) (?P<host>[^\s<]{1,255})<(?P<port>\d+)> failed : "
             r"(?P<socket_reason>[^\n]{1,100})"
         ),
-        R(r"Call to (?P<socket_op>recv) failed ?: (?P<socket_reason>[^\n]{1,100})"),
+        R(r"Call to (?P<socket_op>recv|write) failed ?: (?P<socket_reason>[^\n]{1,100})"),
         R(
             r'(?P<store_gone>Failed to check the "should dump" flag on TCPStore)[^\n]{0,80}?with error: (?P<store_error>[^\n]{1,120})'
         ),
