@@ -1,4 +1,4 @@
-"""DeepSpeed ZeRO-3's optimizer handed parameters that ZeRO-3 never partitioned.
+"""DeepSpeed ZeRO-3 meeting parameters it never partitioned: in its optimizer's groups, or read for its own attributes.
 
 ZeRO-3 turns each parameter of the model it wraps into its own kind (``deepspeed/runtime/zero/partition_parameters.py``
 ``_convert_to_deepspeed_param``, which sets ``ds_id``, ``ds_numel``, ``ds_tensor`` and, from DeepSpeed 0.6.6 (#2011,
