@@ -116,3 +116,9 @@ def test_near_misses_are_not_read_as_deepspeeds_refusals(text):
         text,
         found.summary,
     )
+
+
+def test_fused_adams_sparse_refusal_is_the_sparse_embedding():
+    found = explained("RuntimeError: " + line("deepspeed:fusedadam-does-not-support-sparse-gradients") + "\n")
+    assert found.id == "log.optimizer_sparse_gradients", (found.id, found.summary)
+    assert "sparse=False" in found.fix
