@@ -122,3 +122,44 @@ def test_fused_adams_sparse_refusal_is_the_sparse_embedding():
     found = explained("RuntimeError: " + line("deepspeed:fusedadam-does-not-support-sparse-gradients") + "\n")
     assert found.id == "log.optimizer_sparse_gradients", (found.id, found.summary)
     assert "sparse=False" in found.fix
+
+
+# DeepSpeed's pydantic config models (runtime/config_utils.py DeepSpeedConfigModel): pydantic 2 prints the refused
+# field below its header and the reason indented, each line behind the launcher's rank prefix
+FLOAT_BUCKET = (
+    "[rank2]: pydantic_core._pydantic_core.ValidationError: 1 validation error for DeepSpeedZeroConfig\n"
+    "[rank2]: stage3_prefetch_bucket_size\n"
+    "[rank2]:   Input should be a valid integer, got a number with a fractional part [type=int_from_float, "
+    "input_value=15099494.4, input_type=float]\n"
+    "[rank2]:     For further information visit https://errors.pydantic.dev/2.9/v/int_from_float\n"
+)
+# pydantic 1 (DeepSpeed before 0.15): a key the model does not know
+UNKNOWN_KEY = (
+    "pydantic.error_wrappers.ValidationError: 1 validation error for DeepSpeedZeroConfig\n"
+    "stage3_prefetch_bucket\n"
+    "  extra fields not permitted (type=value_error.extra)\n"
+)
+
+
+def test_a_float_for_an_integer_key_names_the_key_and_the_integer_to_write():
+    found = explained(FLOAT_BUCKET)
+    assert found.id == "log.deepspeed_config_mismatch", (found.id, found.summary)
+    assert found.details["confidence"] == "likely"
+    assert "stage3_prefetch_bucket_size: Input should be a valid integer" in found.summary
+    assert "(15099494)" in found.fix and "transformers>=4.45" in found.fix and "deepspeed<0.15" in found.fix
+
+
+def test_an_unknown_key_is_named_with_pydantics_reason():
+    found = explained(UNKNOWN_KEY)
+    assert found.id == "log.deepspeed_config_mismatch", (found.id, found.summary)
+    assert "stage3_prefetch_bucket: extra fields not permitted" in found.summary
+    assert "must be an integer" not in found.fix
+
+
+def test_another_models_validation_error_is_not_deepspeeds():
+    text = (
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for TrainingConfig\n"
+        "batch_size\n"
+        "  Input should be a valid integer, got a number with a fractional part [type=int_from_float]\n"
+    )
+    assert explained(text).id != "log.deepspeed_config_mismatch"
