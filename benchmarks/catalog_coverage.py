@@ -431,9 +431,11 @@ def from_deepspeed(repo: Path) -> list[tuple[str, str, str]]:
         "deepspeed/env_report.py",
     )
     rows = []
-    # v0.17.5: the last of 0.17.2-0.17.5, whose torch_autocast.py refused an outer torch.autocast (0.17.6 warns)
+    # v0.17.5: the last of 0.17.2-0.17.5, whose torch_autocast.py refused an outer torch.autocast (0.17.6 warns);
+    # v0.6.7: the wordings of 2021-2022's threads that later releases changed (the op builder's CUDA mismatch
+    # without its "DeepSpeed Op Builder" prefix, 0.8.1)
     for group in (folders, beside):
-        for tag in ("HEAD", "v0.17.5", "v0.16.9", "v0.12.6", "v0.9.5"):
+        for tag in ("HEAD", "v0.17.5", "v0.16.9", "v0.12.6", "v0.9.5", "v0.6.7"):
             for file, text in files_at(repo, tag, group, (".py",)).items():
                 for message in python_messages(text):
                     if worth_keeping(message):

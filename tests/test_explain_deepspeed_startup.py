@@ -163,3 +163,22 @@ def test_another_models_validation_error_is_not_deepspeeds():
         "  Input should be a valid integer, got a number with a fractional part [type=int_from_float]\n"
     )
     assert explained(text).id != "log.deepspeed_config_mismatch"
+
+
+def test_the_op_builders_cuda_mismatch_before_0_8_1_is_read_as_the_newer_one():
+    # op_builder/builder.py assert_no_cuda_mismatch, DeepSpeed 0.3-0.8.0: a bare Exception without the
+    # ">- DeepSpeed Op Builder:" prefix 0.8.1 added
+    old = "Exception: " + line("deepspeed:installed-cuda-version-does-not-match", "11.7", "11.8") + "\n"
+    new = "deepspeed.ops.op_builder.builder.CUDAMismatchException: " + line(
+        "deepspeed:deepspeed-op-builder-installed-cuda-version", "11.7", "11.8"
+    )
+    for text in (old, new + "\n"):
+        found = explained(text)
+        assert found.id == "log.cuda_build", (found.id, found.summary)
+        assert "CUDA 11.7" in found.summary and "CUDA 11.8" in found.summary, found.summary
+    # the same release's healthy print where the APIs are compatible: the run goes on
+    healthy = (
+        "Installed CUDA version 11.7 does not match the version torch was compiled with 11.8 but since the APIs "
+        "are compatible, accepting this combination\n"
+    )
+    assert explained(healthy).id != "log.cuda_build"
