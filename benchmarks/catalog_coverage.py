@@ -14,8 +14,9 @@
   sit beside a ``torch/csrc/distributed`` source path (the reducer, TCPStore, socket, ProcessGroupGloo);
 - nccl: every ``WARN("...")`` format in ``src/`` of a fetched NVIDIA/nccl, and the ``INFO`` lines a failing or
   retrying run prints beside them (`_INFO_FAILING`), with the release tags that print it;
-- deepspeed: engine, ZeRO, config, launcher, comm, op_builder, ``initialize``, universal checkpoints and the
-  accelerator of a fetched deepspeedai/DeepSpeed, with tags;
+- deepspeed: engine, ZeRO, config, launcher, comm, op_builder, ``initialize``, universal checkpoints, the
+  accelerator, the ops' optimizers, MoE, elasticity, inference, module_inject, autotuning and ds_report's
+  env_report.py of a fetched deepspeedai/DeepSpeed, with tags;
 - accelerate, lightning, transformers: the installed packages' state/launch/utils, strategies/connectors and LightningCLI,
   Trainer;
 - datasets: Hugging Face ``datasets`` of a fetched huggingface/datasets (load.py, builder.py, data_files.py, the
@@ -404,7 +405,9 @@ def from_nccl(repo: Path) -> list[tuple[str, str, str]]:
 def from_deepspeed(repo: Path) -> list[tuple[str, str, str]]:
     """The messages of DeepSpeed's engine, ZeRO, config, launcher, comm, utils and op builders, over a few
     releases and HEAD; and of what a training run passes through besides: ``deepspeed/__init__.py``
-    (initialize), ``deepspeed/checkpoint`` (universal checkpoints) and ``accelerator`` (the device it picks)."""
+    (initialize), ``deepspeed/checkpoint`` (universal checkpoints), ``accelerator`` (the device it picks), the
+    ops' Python (optimizers), MoE, elasticity, inference and module_inject, autotuning and ``env_report.py``
+    (ds_report)."""
     folders = (
         "deepspeed/runtime",
         "deepspeed/launcher",
@@ -415,13 +418,28 @@ def from_deepspeed(repo: Path) -> list[tuple[str, str, str]]:
         "deepspeed/checkpoint",
         "accelerator",
     )
+    # what users hit at startup and in the first steps beyond the engine: the optimizers' ops (cpu_adam,
+    # fused_adam, onebit), MoE, elasticity, inference and its kernel injection, autotuning, ds_report; read after
+    # the folders above, so that a message both print (the hostfile's) keeps the training path's file
+    beside = (
+        "deepspeed/ops",
+        "deepspeed/moe",
+        "deepspeed/elasticity",
+        "deepspeed/inference",
+        "deepspeed/module_inject",
+        "deepspeed/autotuning",
+        "deepspeed/env_report.py",
+    )
     rows = []
-    # v0.17.5: the last of 0.17.2-0.17.5, whose torch_autocast.py refused an outer torch.autocast (0.17.6 warns)
-    for tag in ("HEAD", "v0.17.5", "v0.16.9", "v0.12.6", "v0.9.5"):
-        for file, text in files_at(repo, tag, folders, (".py",)).items():
-            for message in python_messages(text):
-                if worth_keeping(message):
-                    rows.append((clean(message), file, ""))
+    # v0.17.5: the last of 0.17.2-0.17.5, whose torch_autocast.py refused an outer torch.autocast (0.17.6 warns);
+    # v0.6.7: the wordings of 2021-2022's threads that later releases changed (the op builder's CUDA mismatch
+    # without its "DeepSpeed Op Builder" prefix, 0.8.1)
+    for group in (folders, beside):
+        for tag in ("HEAD", "v0.17.5", "v0.16.9", "v0.12.6", "v0.9.5", "v0.6.7"):
+            for file, text in files_at(repo, tag, group, (".py",)).items():
+                for message in python_messages(text):
+                    if worth_keeping(message):
+                        rows.append((clean(message), file, ""))
     # op_builder and accelerator sit beside the package in the repository (installed as deepspeed/ops/op_builder,
     # deepspeed/accelerator): their messages' releases are read there
     return tags_holding(repo, DEEPSPEED_TAGS, ("deepspeed", "op_builder", "accelerator"), rows)

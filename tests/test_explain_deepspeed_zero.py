@@ -231,3 +231,65 @@ def test_the_same_frames_with_another_error_or_the_same_error_elsewhere_are_not_
         "RuntimeError: torch.cat(): expected a non-empty list of Tensors\n"
     )
     assert explained(loop).id == "log.dataset_too_small"
+
+
+# ZeRO-3's attributes read off a plain torch parameter (kinds/zero3_params.py): transformers' Trainer counting
+# parameters (trainer_pt_utils.py get_model_param_count, 4.28-4.31), and ZeRO-3's coordinator reading ds_status of
+# a parameter the model's own code assigned after zero.Init; likely either way
+HF = "/opt/conda/lib/python3.10/site-packages/transformers"
+COUNTED = (
+    "Traceback (most recent call last):\n"
+    '  File "/kaggle/working/train.py", line 78, in <module>\n'
+    "    trainer.train()\n"
+    f'  File "{HF}/trainer.py", line 1793, in _inner_training_loop\n'
+    '    logger.info(f"  Number of trainable parameters = {get_model_param_count(model, trainable_only=True):,}")\n'
+    f'  File "{HF}/trainer_pt_utils.py", line 1053, in get_model_param_count\n'
+    "    return sum(numel(p) for p in model.parameters() if not trainable_only or p.requires_grad)\n"
+    f'  File "{HF}/trainer_pt_utils.py", line 1046, in numel\n'
+    "    return p.ds_numel\n"
+    "AttributeError: " + template("third_party:transformers-zero3-parameter-no-ds-numel") + "\n"
+)
+REPLACED = (
+    "Traceback (most recent call last):\n"
+    '  File "eval.py", line 51, in <module>\n'
+    "    out = engine(batch)\n"
+    f'  File "{SITE}/partitioned_param_coordinator.py", line 290, in fetch_sub_module\n'
+    "    params_to_fetch = frozenset(iter_params(current_submodule))\n"
+    "AttributeError: " + template("third_party:deepspeed-zero3-parameter-no-ds-status") + "\n"
+)
+
+
+def test_the_trainers_parameter_count_under_zero3_names_the_transformers_release():
+    found = explained(COUNTED)
+    assert found.id == "log.library_version_bug", (found.id, found.summary)
+    assert found.details["confidence"] == "likely"
+    assert "get_model_param_count" in found.summary and "4.28 to 4.31" in found.summary
+    assert "transformers>=4.32" in found.fix
+
+
+def test_a_parameter_zero3_never_converted_names_the_model_code_that_replaced_it():
+    found = explained(REPLACED)
+    assert found.id == "log.library_version_bug", (found.id, found.summary)
+    assert found.details["confidence"] == "likely"
+    assert "log.zero3_partitioned_weights" in found.details["alternatives"]
+    assert "ds_status" in found.summary and "GatheredParameters" in found.fix
+
+
+def test_the_catalog_maps_the_unconverted_parameter_templates():
+    for ident in (
+        "third_party:transformers-zero3-parameter-no-ds-numel",
+        "third_party:deepspeed-zero3-parameter-no-ds-status",
+    ):
+        assert by_id()[ident].kind == "library_version_bug", ident
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # another object's ds_ attribute (DeepSpeed's op not built), and a parameter lacking a plain attribute
+        "AttributeError: 'DeepSpeedCPUAdam' object has no attribute 'ds_opt_adam'\n",
+        "AttributeError: 'Parameter' object has no attribute 'main_grad'\n",
+    ],
+)
+def test_other_missing_attributes_are_not_read_as_an_unconverted_parameter(text):
+    assert "ZeRO-3" not in explained(text).summary

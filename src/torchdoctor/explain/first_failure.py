@@ -136,6 +136,12 @@ def cut(text: str, limit: int = MAX_TEXT) -> str:
     return (head[:space] if space > limit // 2 else head).rstrip(" ,;:") + " …"
 
 
+# pydantic's ValidationError (v1 and v2): "1 validation error for DeepSpeedZeroConfig", a field's dotted name on the
+# next line (v2: "stage3_prefetch_bucket_size", v1 the same), its reason indented below it
+_VALIDATION_HEADER = re.compile(r"^\d+ validation errors? for \w+$")
+_VALIDATION_FIELD = re.compile(r"[\w.\[\]-]{1,120}$")
+
+
 def exception_at(line: str, before: list[str], following: list[str]) -> Raised | None:
     """The exception a line states, with the user's frame from the traceback lines ``before`` it and the
     detail lines ``following`` a message that ends in ``:``; None when the line is not an exception."""
@@ -151,6 +157,13 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
             ):
                 break
             raised.detail.append(cut(extra.strip(), 400))
+    elif _VALIDATION_HEADER.search(message):
+        # pydantic lists each refused field below its header: the field's name, then its reason indented
+        for extra in following[:6]:
+            if not (extra[:1].isspace() and extra.strip()) and not _VALIDATION_FIELD.match(extra):
+                break
+            if not extra.lstrip().startswith("For further information"):
+                raised.detail.append(cut(extra.strip(), 400))
     raised.stamp = _stamp([*before, line])
     before = traceback_styles.as_python(before)
     frames: list[tuple[Frame, str]] = []

@@ -31,7 +31,8 @@
   ``rmsprop.py`` raise "Adam does not support sparse gradients, please consider SparseAdam instead" (AdamW,
   RMSprop alike) for a ``grad.is_sparse``, which only ``nn.Embedding``/``nn.EmbeddingBag`` built with
   ``sparse=True`` (or a sparse parameter) produce. DeepSpeed's 1-bit and 0/1 Adam print the same words about
-  their own config (kinds/deepspeed_engine_refusals.py) and are left to it.
+  their own config (kinds/deepspeed_engine_refusals.py) and are left to it; DeepSpeed's FusedAdam (the optimizer its
+  config's "Adam" builds on a GPU) refuses sparse gradients in torch's words and is read here.
 - An optimizer given a tensor that is not a leaf (``torch/optim/optimizer.py`` Optimizer.add_param_group, and
   libtorch's ``torch/csrc/api/src/optim/optimizer.cpp``: "can't optimize a non-leaf Tensor"): a tensor made with
   requires_grad=True and then moved or computed on is a new node of the graph, not the leaf the optimizer updates.
@@ -190,6 +191,8 @@ OPTIMIZER_SPARSE_GRADIENTS = Recogniser(
         "torch_cpp:adam-does-not-support-sparse-gradients",
         "torch_cpp:adamw-does-not-support-sparse-gradients",
         "torch_cpp:rmsprop-does-not-support-sparse-gradients",
+        # DeepSpeed's FusedAdam (ops/adam/fused_adam.py) words torch's Adam refusal alike
+        "deepspeed:fusedadam-does-not-support-sparse-gradients",
     ),
     title="sparse gradients in an optimizer without sparse support",
     anchors=(

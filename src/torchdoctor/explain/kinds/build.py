@@ -470,6 +470,7 @@ CUDA_BUILD = Recogniser(
         "system:pip-command-errored-out",  # pip before 21.2 running setup.py itself
         # DeepSpeed's op builder: toolkit against torch's CUDA, no CUDA_HOME / nvcc, ninja, architectures
         "deepspeed:deepspeed-op-builder-installed-cuda-version",
+        "deepspeed:installed-cuda-version-does-not-match",  # op_builder/builder.py, 0.3-0.8.0
         "deepspeed:unable-to-jit-load-the-op",
         "deepspeed:unable-to-jit-load-the-op-2",
         "deepspeed:cuda-home-does-not-exist-unable",
@@ -571,6 +572,9 @@ CUDA_BUILD = Recogniser(
         "is less than the minimum required version by CUDA",
         "nvcc not found at '",
         "DeepSpeed Op Builder: Installed CUDA version",
+        # DeepSpeed 0.3-0.8's op_builder/builder.py assert_no_cuda_mismatch: the same refusal as a bare Exception,
+        # without the "DeepSpeed Op Builder" prefix 0.8.1 added
+        "unable to compile cuda/cpp extensions without a matching cuda version",
         "Unable to JIT load the",
         "op due to ninja not being installed",
         "CUDA_HOME does not exist, unable to compile CUDA op",
@@ -714,6 +718,10 @@ CUDA_BUILD = Recogniser(
         ),
         R(
             r"(?P<ds_builder>DeepSpeed Op Builder): Installed CUDA version (?P<cuda_version>[\d.]+) does not match"
+        ),
+        R(
+            r"Installed CUDA version (?P<cuda_version>[\d.]+) does not match the version torch was compiled with "
+            r"[\d.]+, (?P<ds_builder>unable to compile cuda/cpp extensions)"
         ),
         R(r"does not match the version torch was compiled with (?P<torch_cuda>\d+\.\d+)"),
         R(r"(?P<no_cuda_home>CUDA_HOME does not exist), unable to compile CUDA op"),

@@ -9,6 +9,15 @@ was refused — not a bug of DeepSpeed, which `versions.library_bug` would other
 inside an installed package as. Which value and why is in its message; the two usual reasons are a config
 that disagrees with the script or launcher (``deepspeed_config_mismatch``) and a config written for another
 DeepSpeed release, whose keys moved (``dependency_version``) — both are named, never certain.
+
+pydantic prints each refused field on the lines below its header (the field's name, then the reason indented:
+v2's "Input should be a valid integer, got a number with a fractional part [type=int_from_float,
+input_value=15099494.4, ...]", "Extra inputs are not permitted"; v1's "value is not a valid integer", "extra fields
+not permitted"): the field and the reason are named. DeepSpeed 0.15.0 moved its config models to pydantic 2, which
+refuses a float for an integer field; transformers' "auto" fill (``integrations/deepspeed.py``
+``trainer_config_process``) set ``stage3_prefetch_bucket_size`` to 0.9 · hidden_size², a float, until #33402
+(transformers 4.45) made it an integer, and accelerate's until #2814 (accelerate 0.31): posted many times from both
+(deepspeedai/DeepSpeed#6525, hiyouga/LlamaFactory#5252), said so with the integer to write.
 """
 
 from __future__ import annotations
@@ -24,6 +33,10 @@ _PYDANTIC = re.compile(r"\d+ validation errors? for (?P<model>DeepSpeed\w{0,60})
 _CHECKS = frozenset(
     {"_do_sanity_check", "_do_error_check", "_batch_assertion", "_set_batch_related_parameters"}
 )
+# a refused field and its reason as pydantic prints them below its header (Raised.detail)
+_FIELD_NAME = re.compile(r"[\w.\[\]-]{1,120}$")
+_FLOAT_FOR_INT = re.compile(r"valid integer, got a number with a fractional part|type=int_from_float")
+_INPUT_VALUE = re.compile(r"input_value=(?P<value>[^,\]]{1,40})")
 _CONFIG_FILES = ("/deepspeed/runtime/config.py", "/deepspeed/runtime/config_utils.py")
 _CONFIG_FOLDER = re.compile(r"/deepspeed/(?:runtime/)?(?:[\w/]+/)?config\.py$")
 
@@ -32,7 +45,7 @@ def deepspeed_refusal(raised: Raised) -> tuple[str, str] | None:
     """(summary, fix) when ``raised`` is DeepSpeed refusing its config (by its type, or by the frame of
     DeepSpeed's config checks it was raised in); None otherwise.
 
-    >>> deepspeed_refusal(Raised("ValidationError", "1 validation error for DeepSpeedZeroConfig"))[0][:40]
+    >>> deepspeed_refusal(Raised("ValidationError", "1 validation error for DeepSpeedZeroConfig"))[0][:39]
     "DeepSpeed's config schema refused a val"
     """
     model = _PYDANTIC.search(raised.message)
@@ -45,13 +58,29 @@ def deepspeed_refusal(raised: Raised) -> tuple[str, str] | None:
     if model is None and not by_frame and raised.type != "DeepSpeedConfigError":
         return None
     detail = f" ({cut(raised.detail[0], 120)})" if raised.detail else ""
-    if model is not None:
+    fields = _fields(raised.detail) if model is not None else []
+    if fields:
+        said = "; ".join(f"{name}: {cut(reason, 160)}" for name, reason in fields)
+        summary = f"DeepSpeed's config schema refused its {model['model']} section: {said}"
+    elif model is not None:
         summary = (
             f"DeepSpeed's config schema refused a value of its {model['model']} section{detail}: a key this "
             "DeepSpeed does not know or a value of the wrong type"
         )
     else:
         summary = f"DeepSpeed's config check refused the config: {raised.text()}"
+    floated = next((name for name, reason in fields if _FLOAT_FOR_INT.search(reason)), None)
+    if floated is not None:
+        value = next((v["value"] for _, r in fields if (v := _INPUT_VALUE.search(r))), "")
+        whole = f" ({value.split('.')[0]})" if re.fullmatch(r"\d+\.\d+", value) else ""
+        return summary, (
+            f"{floated} must be an integer and the config gives it a number with a fraction: DeepSpeed 0.15.0 and "
+            f"later check the config's types strictly. Write an integer for it in the config{whole}. A value the "
+            'config leaves to "auto" was computed by transformers\' Trainer (0.9 × hidden_size², a float, until '
+            "#33402 in transformers 4.45: pip install -U 'transformers>=4.45'), by accelerate (until #2814 in 0.31: "
+            "pip install -U accelerate) or by the training framework's own fill (upgrade it); or install "
+            "deepspeed<0.15 (0.14.4), which accepted it."
+        )
     fix = (
         "DeepSpeed checks the config (the JSON file or dict given to deepspeed.initialize, or the one "
         "accelerate / the HF Trainer builds from it) when the engine starts; the message names the key. Either "
@@ -62,3 +91,20 @@ def deepspeed_refusal(raised: Raised) -> tuple[str, str] | None:
         "or install the DeepSpeed the project pins."
     )
     return summary, fix
+
+
+def _fields(detail: list[str]) -> list[tuple[str, str]]:
+    """(field, reason) pairs of pydantic's lines below its header: a field's name, then its reason.
+
+    >>> _fields(["stage3_prefetch_bucket_size", "Input should be a valid integer [type=int_from_float]"])
+    [('stage3_prefetch_bucket_size', 'Input should be a valid integer [type=int_from_float]')]
+    """
+    pairs: list[tuple[str, str]] = []
+    name = ""
+    for text in detail:
+        if _FIELD_NAME.match(text) and not name:
+            name = text
+        elif name:
+            pairs.append((name, text))
+            name = ""
+    return pairs

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain.kinds import deepspeed_engine_refusals, framework_refusals
+from torchdoctor.explain.kinds import deepspeed_engine_refusals, framework_refusals, zero3_params
 from torchdoctor.explain.kinds.refusal_table import one_line, refusal_in, refusal_pattern
 from torchdoctor.explain.quote import quote
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, merged, on_ranks
@@ -742,6 +742,8 @@ CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
     ("deepspeed/moe/", R(r"(?P<ds_comm_while_building>deepspeed/moe/\w+\.py)")),
     ("in from_pretrained", R(r"(?P<ds_comm_while_building>, in from_pretrained\b)")),
     ("destroy_process_group", R(r"(?P<ds_comm_after_destroy>destroy_process_group\()")),
+    # transformers' Trainer counting parameters by ZeRO-3's ds_numel (kinds/zero3_params.py)
+    (zero3_params.PARAM_COUNT, R(r"(?P<hf_param_count>, in get_model_param_count\b)")),
 )
 
 

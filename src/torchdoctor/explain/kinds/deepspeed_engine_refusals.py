@@ -8,7 +8,10 @@ offload_states API, checkpoint options, AutoEP/AutoTP and Ulysses sequence paral
 (``runtime/sequence_parallel/ulysses_sp.py``, ``parallel_state_sp.py``, ``runtime/tensor_parallel/init_utils.py``),
 the NVMe swap buffers (``runtime/swap_tensor/``), MiCS, ZeRO-3's leaf modules (``utils/z3_leaf_module.py``), where
 ``deepspeed.initialize`` takes its config from (``deepspeed/__init__.py``) and the accelerator DS_ACCELERATOR names
-(``accelerator/real_accelerator.py``).
+(``accelerator/real_accelerator.py``); and, beyond the engine, DeepSpeed's CPU optimizers given parameters that are not
+in host memory (``ops/adam/cpu_adam.py``, ``ops/adagrad/``, ``ops/lion/``), an MoE layer whose experts do not split
+over its expert-parallel size (``moe/layer.py``) and AutoTP refusing a model its injection kernels cover
+(``module_inject/auto_tp.py``).
 
 Each message names the setting it refuses and why, and nothing but that setting prints it: a certain
 ``deepspeed_config_mismatch`` (kinds/deepspeed.py reads ``REFUSALS``; ``TEMPLATES`` cites the catalog), but for
@@ -57,6 +60,31 @@ _SP_WORLD = (
 )
 
 REFUSALS: tuple[tuple[str, str], ...] = (
+    # ops/adam/cpu_adam.py, ops/adagrad/cpu_adagrad.py, ops/lion/cpu_lion.py step(): DeepSpeed's CPU optimizers step
+    # parameters in host memory only, which ZeRO's optimizer offload gives them
+    (
+        "and must be 'cpu', make sure you enabled 'offload_optimizer'",
+        "DeepSpeedCPUAdam (CPUAdagrad, CPULion) updates parameters that live in CPU memory, which only ZeRO's "
+        'optimizer offload gives it: enable it in the config ("zero_optimization": {"stage": 2 or 3, '
+        '"offload_optimizer": {"device": "cpu"}}), or, to keep the optimizer on the GPU, use FusedAdam or '
+        "torch.optim.AdamW (an optimizer block in the config without offload, or the script's / framework's "
+        "option that picks the CPU optimizer: an --offload flag, Lightning's DeepSpeedStrategy(offload_optimizer="
+        "...)) so the two agree.",
+    ),
+    # moe/layer.py MoE.__init__: each expert-parallel rank holds num_experts / ep_size experts
+    (
+        "should be divisible by expert parallel size",
+        "Each expert-parallel group splits the layer's experts evenly: pick ep_size (deepspeed.moe.layer.MoE(..., "
+        "ep_size=...)) that divides num_experts (8 experts: ep_size 1, 2, 4 or 8), and a world size that ep_size "
+        "divides.",
+    ),
+    # module_inject/auto_tp.py: AutoTP cannot split a model DeepSpeed has an injection policy for
+    (
+        "AutoTP not supported for model. Please use kernel injection since container policy for model exists",
+        "DeepSpeed's automatic tensor parallelism does not split this architecture, but its inference kernels do: "
+        "call deepspeed.init_inference(model, replace_with_kernel_inject=True, ...) (tensor_parallel={'tp_size': "
+        "N}), or run on one GPU (tp_size 1) without kernel injection.",
+    ),
     # runtime/config.py _do_error_check: bf16's master-weight options live in ZeRO's optimizer
     (
         "Bf16_master_weights_and_grads is only supported with ZeRO Stage",
@@ -752,6 +780,11 @@ REFUSALS: tuple[tuple[str, str], ...] = (
 )
 
 TEMPLATES: tuple[str, ...] = (
+    "deepspeed:cpuadam-param-is-on-and-must",  # ops/adam/cpu_adam.py (and zenflow_cpu_adam.py)
+    "deepspeed:cpuadagrad-param-is-on-and-must",  # ops/adagrad/cpu_adagrad.py
+    "deepspeed:cpulion-param-is-on-and-must",  # ops/lion/cpu_lion.py
+    "deepspeed:number-of-experts-should-be-divisible",  # moe/layer.py
+    "third_party:deepspeed-autotp-use-kernel-injection",  # module_inject/auto_tp.py
     "deepspeed:bf16-master-weights-and-grads-is",
     "deepspeed:bf16-optimizer-states-is-only-supported",
     "deepspeed:bf16-optimizer-states-requires-bf16-master",

@@ -4,7 +4,10 @@ DeepSpeed's op builders (``op_builder/*.py``: ``is_compatible`` and the paths a 
 prerequisite of one op is missing before the op is built at install (DS_BUILD_*=1) or just in time: libaio for
 async_io / GDS (NVMe offload), CUTLASS for the Evoformer attention, triton 1.0.0 and torch 1.x for sparse attention,
 the triton releases of the FP quantizer, oneCCL for the CPU accelerator's communication op, Ascend's CANN for NPU
-ops, a GPU generation, a POSIX system, torch itself when ops are compiled inside pip's isolated build environment.
+ops, a GPU generation, a POSIX system, torch itself when ops are compiled inside pip's isolated build environment;
+and an accelerator whose op builders lack the op (``op_builder/<accelerator>/no_impl.py``: "This op had not been
+implemented on CPU backend"), printed on a CPU or NPU run on purpose and as often where torch saw no CUDA GPU and
+DeepSpeed fell back to the CPU accelerator: likely, both named in its fix.
 ``ds_report`` prints the same lines for every op, built or not, on healthy machines too: each stays likely (the
 lines are generic), and the op builder's "Unable to JIT load the <op> op" (``cuda_build``) beside one is its
 consequence.
@@ -97,6 +100,16 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "This DeepSpeed op (pinned host memory) builds on Linux only: run the job under Linux or WSL2, or without "
         "the feature that loads it.",
     ),
+    # op_builder/{cpu,hpu,mlu,npu,sdaa,xpu}/no_impl.py: the op builder of an accelerator without this op
+    (
+        "This op had not been implemented on",
+        "DeepSpeed ran on the accelerator the message names, whose op builders lack this op (kernel injection, "
+        "FusedAdam and the CUDA kernels have no CPU build). DeepSpeed picks it from DS_ACCELERATOR or from what it "
+        "detects: the CPU when torch sees no CUDA GPU. On a GPU machine check python -c 'import torch; "
+        "print(torch.cuda.is_available())' (a CPU-only torch, a driver it cannot use) and unset DS_ACCELERATOR "
+        "(ds_report names the accelerator it chose); on that accelerator on purpose, turn off what needs the op "
+        "(replace_with_kernel_inject=False, torch.optim.AdamW instead of FusedAdam).",
+    ),
     ("Please install torch if trying to pre-compile", _TORCH_FIRST),
     ("Please install torch CUDA if trying to pre-compile GDS with CUDA", _TORCH_FIRST),
 )
@@ -124,6 +137,12 @@ DEEPSPEED_OP_PREREQUISITE = refusal_recogniser(
         "deepspeed:didn-find-ccl-root-install-oneccl",  # op_builder/cpu/comm.py
         "deepspeed:cann-home-does-not-exist-unable",  # op_builder/npu/builder.py
         "deepspeed:is-only-supported-on-posix-platforms",  # op_builder/pin_memory.py
+        "deepspeed:this-op-had-not-been-implemented",  # op_builder/cpu/no_impl.py
+        "deepspeed:this-op-had-not-been-implemented-2",  # op_builder/hpu/no_impl.py
+        "deepspeed:this-op-had-not-been-implemented-3",  # op_builder/mlu/no_impl.py
+        "deepspeed:this-op-had-not-been-implemented-4",  # op_builder/npu/no_impl.py
+        "deepspeed:this-op-had-not-been-implemented-5",  # op_builder/sdaa/no_impl.py
+        "deepspeed:this-op-had-not-been-implemented-6",  # op_builder/xpu/no_impl.py
         "deepspeed:please-install-torch-if-trying-to",
         "deepspeed:please-install-torch-if-trying-to-2",
         "deepspeed:please-install-torch-if-trying-to-3",

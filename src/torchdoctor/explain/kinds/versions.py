@@ -1241,6 +1241,8 @@ def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return midi_tokenizers.unknown_chord(hits)
     if first(hits, "zero3_unpartitioned"):
         return zero3_params.unpartitioned_parameter(hits)
+    if first(hits, "zero3_unconverted"):
+        return zero3_params.unconverted_parameter(hits, "hf_param_count" in ctx.facts)
     if any(first(hits, key) for key in zero3_prefetch.FACTS):
         return zero3_prefetch.explain(hits)
     if any(first(hits, key) for key in ("adahessian_name", "fa_hook", "radam_ratio", "final_epoch")):
@@ -1586,6 +1588,14 @@ LIBRARY_RELEASE_BUG = Recogniser(
             "a compile step that failed above the link (its error cut from the paste)",
             "Look above the link for the first `error:` of the compiler (or nvcc), which names the cause.",
             when=("missing_object",),
+        ),
+        Alternative(
+            "zero3_partitioned_weights",
+            "a parameter the model's own code created or replaced after ZeRO-3 partitioned the model",
+            "Update the parameter in place under deepspeed.zero.GatheredParameters(p, modifier_rank=0) instead of "
+            "assigning a new nn.Parameter, and add every module before deepspeed.initialize.",
+            when=("zero3_unconverted",),
+            unless_log=("hf_param_count",),
         ),
         Alternative(
             "zero3_param_dtype",
