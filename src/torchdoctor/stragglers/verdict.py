@@ -234,6 +234,23 @@ PREEMPTED_TOO = ("offcpu",)
 # the CPU time, the waiting for a CPU and the time asleep too, the same stand-in gave 6 false alarms there against
 # 5, two of them `host` (a loaded rank's time asleep falls as its waiting for a CPU rises).
 PEERS_ASLEEP = ("transfer",)
+# A rank's exits judged by the test of every part (not the habitual last leaver's, `_leaver_slowed`) name it only
+# where they are late on most of its steps and it was not kept off its CPU for it (`_late_throughout`). On a loaded
+# VM any rank's exits come in the two modes of the habitual leaver's (`LEAVER_WORST`): with its peers, or 3-4 ms
+# after them on every step for tens to hundreds of steps, its training thread mostly waiting longer for a CPU too.
+# A slow link delays every step, the rank asleep in it. So the lower quartile of its lateness beyond its usual must
+# be at least EXITS_FLOOR of the median's, and its own waiting for a CPU per step must not have risen beyond its
+# own usual median by `OWN_RISE` of the lateness (`_handed_over`: against its own usual, not its peers', whose
+# waiting falls as they wait for it; `_waiting_rise` counts theirs). The kept loaded recording s38-2r
+# (2026-12-03, session 38, load ~4): 10 of its 12 false alarms were such lines, on rank 0 or 1 (neither left last
+# on `HABIT` of its steps there), 2.8-3.7 ms late beyond usual, the lower quartile at -0.68 to +0.19 of that, the
+# waiting for a CPU longer than its own usual by 0.23-1.32 of it (over 0.5 on 6); the floor alone left 4 (2 of
+# them the same stretches later, wholly in the later mode, waiting 0.61 and 0.97 of it longer), the waiting alone
+# 6, both 2 (the habitual leaver's). The slow links named through these exits (the kept s37-2r: a 5% slow link on
+# rank 0, three of four episodes, 1.0-3.3 ms late) had the lower quartile at 0.45-0.95 of the median and the
+# waiting -3.1 to +0.27 of it at the windows that name them; none is lost there (23 of 40) or on s38-2r (21 of
+# 40), no victim named. The floor holds from 0.1 to 0.5 alike there.
+EXITS_FLOOR = 0.25
 
 
 def _threads_excess(verdict: WindowVerdict) -> dict[int, float]:
@@ -289,7 +306,8 @@ def judge_stretch(
     not shorter elsewhere by as much (its total
     excess within two standard errors of the part's, or `ELSEWHERE` of it). Lateness leaving the collectives counts only beyond
     twice the rank's rise in waiting for a CPU since its usual (`_waiting_rise`, from ``usual_load``,
-    `Usual.load`); for a rank that leaves them last by habit, beyond its usual lateness (`_leaver_slowed`).
+    `Usual.load`), and only where it is late on most steps and the rank's own waiting for a CPU did not rise with
+    it (`_late_throughout`); for a rank that leaves them last by habit, beyond its usual lateness (`_leaver_slowed`).
     ``usual_threads`` (`Usual.threads_usual`): each rank's usual excess of its other threads' waiting for a
     CPU, whose rise over the stretch is given in the figures (`_threads_rise`), not judged. ``usual_own``
     (`Usual.own_usual`): each rank's own usual median per part; a part in `ROSE_ITSELF` names the rank only where
@@ -372,6 +390,10 @@ def judge_stretch(
                 and ahead >= MAJORITY
                 and middle >= max(MIN_SECONDS, SLOWER * peers_own, _margin(name, confirmed) * error)
                 and (name != "transfer" or middle >= 2 * rise)
+                and (
+                    name != "transfer"
+                    or _late_throughout(values, middle, mine[rank], (usual_own or {}).get(rank))
+                )
                 and _rose_itself(name, mine[rank], (usual_own or {}).get(rank), middle)
                 and (rank in sharing or not _traded(name, rank, mine, usual_own or {}))
                 and (name not in PREEMPTED_TOO or rank in sharing or confirmed or not counted)
@@ -458,6 +480,18 @@ def _handed_over(
         return True
     rise = median(row[OFFCPU] for row in mine) - own_usual[OFFCPU]
     return rise < max(MIN_SECONDS, OWN_RISE * excess)
+
+
+def _late_throughout(
+    values: list[float], excess: float, mine: list[tuple[float, ...]], own_usual: list[float] | None
+) -> bool:
+    """Whether the rank's lateness leaving the collectives beyond its usual (``values``, per step; median
+    ``excess``) is a slow link's, not the machine's later mode (`EXITS_FLOOR`): its lower quartile at least
+    `EXITS_FLOOR` of the median, and its own waiting for a CPU per step (``mine``) not risen beyond its own usual
+    median by `OWN_RISE` of the lateness (`_handed_over`)."""
+    return lower_quartile(values) >= EXITS_FLOOR * excess and _handed_over(
+        "transfer", mine, own_usual, excess
+    )
 
 
 def _rose_itself(
