@@ -82,6 +82,20 @@ def test_accelerate_calling_deepspeeds_optimizer_stays_a_pairing():
     )
     assert found.id == "log.dependency_version", found.summary
     assert "log.library_version_bug" in found.details["alternatives"]
+    assert "asked for by accelerate's code" in found.summary and "pip install -U accelerate" in found.fix
+
+
+def test_a_pairing_names_the_releases_the_log_prints():
+    # transformers' env report (as `transformers-cli env` prints it) above the same traceback
+    found = explained(
+        "- `transformers` version: 4.44.2\n- Accelerate version: 0.34.0\n- DeepSpeed version: 0.15.1\n\n"
+        + _ds_traceback(
+            (f"{SITE}/transformers/trainer.py", "_inner_training_loop", "self.optimizer.train()"),
+            (f"{SITE}/accelerate/optimizer.py", "train", "return self.optimizer.train()"),
+            message="'DeepSpeedZeroOptimizer_Stage3' object has no attribute 'train'",
+        )
+    )
+    assert "(accelerate 0.34.0, deepspeed 0.15.1)" in found.summary, found.summary
 
 
 def test_the_scripts_own_backward_through_deepspeeds_hook_is_not_deepspeeds_bug():

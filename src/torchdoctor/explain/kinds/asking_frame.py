@@ -24,6 +24,8 @@ from __future__ import annotations
 from torchdoctor.explain import printed_versions
 from torchdoctor.explain.recognisers import Context, Hit, first, on_ranks
 
+FAMILY = "library releases that disagree with the code"
+
 # the facts the import and module forms (versions.py's _CANNOT_IMPORT, _NO_SUBMODULE, _NO_ATTRIBUTE) and
 # DeepSpeed's objects (_DS_OBJECT) are read with
 IMPORT_FACTS = ("from_import", "missing_submodule", "no_attribute")
@@ -100,17 +102,24 @@ def plugin_read_elsewhere(hits: list[Hit], ctx: Context) -> tuple[str, str] | No
     if not cls or not caller or caller == "accelerate":
         return None
     attribute = first(hits, "acc_attribute", "?")
-    versions = ", ".join(
-        f"{package} {release}"
-        for package in (caller, "accelerate")
-        if (release := printed_versions.shown(ctx.facts, package))
-    )
     return (
         f"{caller} reads {cls}.{attribute}, which the installed accelerate's {cls} does not have: {caller} and "
-        f"accelerate installed at releases that disagree"
-        + (f" ({versions})" if versions else "")
+        f"accelerate installed at releases that disagree{printed(ctx, caller, 'accelerate')}"
         + on_ranks(hits),
         f"{cls} is accelerate's dataclass and the code reading {attribute} is {caller}'s: pip show {caller} "
         f"accelerate, then install a pair {caller}'s requirements name (pip install -U accelerate, or the "
         f"{caller} release written for the accelerate installed).",
     )
+
+
+def pairing_caller(hits: list[Hit], package: str, ctx: Context) -> str:
+    """The installed package other than ``package`` (and torch) whose code asked ``package``'s object for what it
+    lacks ("": the script's, torch's callback, or no frames)."""
+    caller = first(hits, "asked_in_package") or ""
+    return caller if caller not in ("", package, "torch") else ""
+
+
+def printed(ctx: Context, *packages: str) -> str:
+    """`` (accelerate 0.34.0, deepspeed 0.15.1)``: the releases of ``packages`` the log prints ("" for none)."""
+    shown = [f"{p} {release}" for p in packages if (release := printed_versions.shown(ctx.facts, p))]
+    return f" ({', '.join(shown)})" if shown else ""

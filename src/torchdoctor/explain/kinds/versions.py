@@ -420,6 +420,18 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return api_history.named_installed(summary, history.package, shown) + on_ranks(hits), fix
     if facts.get("ds_class"):
         cls, attribute = facts["ds_class"], facts["ds_attribute"]
+        caller = asking_frame.pairing_caller(hits, "deepspeed", ctx)
+        if caller:
+            return (
+                f"'{cls}' object has no attribute '{attribute}', asked for by {caller}'s code: {caller} and DeepSpeed "
+                f"installed at releases that disagree{asking_frame.printed(ctx, caller, 'deepspeed')}"
+                + on_ranks(hits),
+                f"{caller} calls DeepSpeed's {cls}.{attribute}, which this DeepSpeed does not have (added or removed "
+                f"between releases). pip show {caller} deepspeed, then upgrade {caller} to a release written for "
+                f"this DeepSpeed (pip install -U {caller}) or install the DeepSpeed release {caller}'s requirements "
+                "or the project pin (pip install 'deepspeed==<that version>'); the caller's issues name the pairs "
+                "that work.",
+            )
         return (
             f"'{cls}' object has no attribute '{attribute}': the code calling DeepSpeed (transformers' Trainer, "
             "accelerate, Lightning) was likely written for another DeepSpeed release, or the other way round"
