@@ -141,7 +141,11 @@ def test_accelerates_plugin_read_by_accelerate_or_by_another_package():
     found = explained(
         _ds_traceback(
             (f"{SITE}/transformers/training_args.py", "__post_init__", "self.hf_deepspeed_config.zero3 = x"),
-            (f"{SITE}/transformers/integrations/deepspeed.py", "is_zero3", "return self.deepspeed_plugin.zero3"),
+            (
+                f"{SITE}/transformers/integrations/deepspeed.py",
+                "is_zero3",
+                "return self.deepspeed_plugin.zero3",
+            ),
             message="'DeepSpeedPlugin' object has no attribute 'zero3'",
         )
     )
