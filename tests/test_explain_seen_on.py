@@ -44,6 +44,16 @@ def test_the_table_is_what_the_labelled_logs_show():
 
 def test_every_row_names_a_kind_and_one_of_its_anchors():
     anchors = {(r.kind, a) for r in RECOGNISERS for a in r.anchors}
+    # a hit whose missing name another package's code (or the package's own) asked for counts for the kind the
+    # recogniser hands it to (Recogniser.kind_by_asker), on the recogniser's own anchor
+    anchors |= {
+        (kind, a)
+        for r in RECOGNISERS
+        for *_, own, other in r.kind_by_asker
+        for kind in (own, other)
+        if kind
+        for a in r.anchors
+    }
     stale = sorted(catalog.seen_on() - anchors)
     assert not stale, f"rows of seen_on.tsv naming no recogniser's anchor (rewrite the table): {stale[:5]}"
 

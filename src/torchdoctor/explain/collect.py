@@ -9,7 +9,7 @@ from torchdoctor.explain.first_failure import Raised, cut, cut_after_assert, exc
 from torchdoctor.explain.kinds import CONTEXT_FACTS, RECOGNISERS
 from torchdoctor.explain.reader import TAIL, Window, ranks_in_head, windows
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser
-from torchdoctor.explain.traceback_frames import Frames, frame_facts
+from torchdoctor.explain.traceback_frames import Frames, asking_package, frame_facts
 
 # A line printed as a warning, after which the program went on: Python's warnings ("train.py:3: UserWarning: "),
 # a logger's or a package's "WARNING:" / "WARNING[XFORMERS]:", ultralytics' "WARNING ⚠️ " (its LOGGER's prefix for
@@ -306,6 +306,7 @@ class Collector:
                         if raised.raised_code.lstrip().startswith("from ."):
                             # a relative import: the package importing one of its own modules
                             facts["raised_in_relative_import"] = raised.raised_code.strip()
+                    facts["asked_in_package"] = asking_package(raised.frames)
                     # the packages its frames went through below the user's code: whose code called the one that
                     # refused (a library's own model, not the user's)
                     facts = {**facts, "frame_packages": tuple(raised.packages)}
@@ -318,8 +319,9 @@ class Collector:
                 warned = _WARNING.search(line) is not None or (
                     line[:1].isspace() and _WARNING.search(self._line_above(number, before)) is not None
                 )
+                kind = recogniser.kind_of(facts)  # whose code asked for a missing name may make it another's
                 self.hits.append(
-                    Hit(recogniser.kind, facts, source, number, rank, self._order, specific, anchor, warned)
+                    Hit(kind, facts, source, number, rank, self._order, specific, anchor, warned)
                 )
 
     def _line_above(self, number: int, before: list[str] | None) -> str:

@@ -162,6 +162,27 @@ class Recogniser:
     # read only on a line torch's own "[rankN]:" prefix starts (init_process_group's excepthook: the process had
     # made its process group when it raised)
     prefixed: bool = False
+    # (a hit's fact, the package whose object or module it names ("": the fact's own value, a module), the kind
+    # when the code that asked for it is that package's own, the kind when it is another installed package's;
+    # "" keeps this kind): whose code asked for a name decides whose release it is (kinds/asking_frame.py)
+    kind_by_asker: tuple[tuple[str, str, str, str], ...] = ()
+
+    def kind_of(self, facts: Facts) -> str:
+        """The kind a hit with ``facts`` counts for: this one, unless ``kind_by_asker`` says the code that asked
+        for the name it reads (``asked_in_package``, collect.py) makes it another's."""
+        for fact, package, own, other in self.kind_by_asker:
+            if fact not in facts or "asked_in_package" not in facts:
+                continue
+            owner = (package or str(facts[fact])).split(".")[0]
+            # torch's own code lacking a torch name: a build without that part, which other kinds read
+            if owner == "torch":
+                continue
+            asker = facts["asked_in_package"]
+            if asker == owner and own:
+                return own
+            if asker and asker != owner and other:
+                return other
+        return self.kind
 
     def confidence(self, hits: list[Hit], ctx: Context) -> str:
         """``certain`` when the log holds evidence specific to this cause, else ``likely``.

@@ -15,6 +15,9 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
+from torchdoctor.explain.first_failure import installed_package
+from torchdoctor.hang.source import is_library
+
 # a frame as Python prints it; the installed package it is in (site-packages/<package>/...), torch's own and
 # torchvision's left out: the operators that refuse are theirs, never whose code called them
 FRAME = re.compile(r'File "(?P<file>[^"\n]{1,300})", line \d+')
@@ -86,3 +89,36 @@ def frame_facts(packages: list[str]) -> dict:
         return {}
     installed = [package for package in packages if package]
     return {"traceback_frame": True, **({"installed_frame": installed[-1]} if installed else {})}
+
+
+# frames that raise for their caller: a class's or a module's attribute hook (DeepSpeedEngine.__getattr__,
+# nn.Module.__getattr__, numpy's module __getattr__ raise the AttributeError the caller's lookup caused) and the
+# import machinery (importlib, CPython's frozen bootstrap)
+_HOOK = re.compile(r"^__getattr(?:ibute)?__$")
+_IMPORT_MACHINERY = re.compile(r"^<frozen |[/\\]importlib[/\\]")
+
+
+def asking_package(frames: list) -> str:
+    """The installed package of the code that asked for what an exception says is missing: the innermost of
+    ``frames`` (outermost first, each with ``file`` and ``function``) that is not an attribute hook or the
+    import machinery; "" when that is the script's own code (or there are no frames), and "" too when the
+    script's call went into torch first, which called the package back (a hook the package registered on the
+    script's tensors or modules, run by the script's own ``loss.backward()`` or ``model(x)``: DeepSpeed's ZeRO
+    gradient hooks reading state its engine's backward sets up, DeepSpeed#6995): the script's call, not the
+    package's, is what asked."""
+    asking = next(
+        (
+            at
+            for at in range(len(frames) - 1, -1, -1)
+            if not _HOOK.match(frames[at].function or "") and not _IMPORT_MACHINERY.search(frames[at].file)
+        ),
+        None,
+    )
+    if asking is None:
+        return ""
+    package = installed_package(frames[asking].file) or ""
+    if not package:
+        return ""
+    script = next((at for at in range(asking, -1, -1) if not is_library(frames[at].file)), None)
+    entered = installed_package(frames[script + 1].file) if script is not None else None
+    return "" if package != "torch" and entered == "torch" else package

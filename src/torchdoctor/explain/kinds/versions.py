@@ -20,6 +20,7 @@ from torchdoctor.explain.first_failure import Raised, cut, installed_package
 from torchdoctor.explain.kinds import (
     api_changes,
     api_history,
+    asking_frame,
     autograd_releases,
     config_keys,
     cuda_errors,
@@ -306,6 +307,9 @@ def _another_environment(needed: str, shown: str, checked: str, who: str) -> tup
 
 
 def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    pairing = asking_frame.plugin_read_elsewhere(hits, ctx)
+    if pairing is not None:
+        return pairing
     facts = merged(hits)
     newer = _newer_torch_shown(facts, ctx)
     if newer:
@@ -416,6 +420,18 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return api_history.named_installed(summary, history.package, shown) + on_ranks(hits), fix
     if facts.get("ds_class"):
         cls, attribute = facts["ds_class"], facts["ds_attribute"]
+        caller = asking_frame.pairing_caller(hits, "deepspeed", ctx)
+        if caller:
+            return (
+                f"'{cls}' object has no attribute '{attribute}', asked for by {caller}'s code: {caller} and DeepSpeed "
+                f"installed at releases that disagree{asking_frame.printed(ctx, caller, 'deepspeed')}"
+                + on_ranks(hits),
+                f"{caller} calls DeepSpeed's {cls}.{attribute}, which this DeepSpeed does not have (added or removed "
+                f"between releases). pip show {caller} deepspeed, then upgrade {caller} to a release written for "
+                f"this DeepSpeed (pip install -U {caller}) or install the DeepSpeed release {caller}'s requirements "
+                "or the project pin (pip install 'deepspeed==<that version>'); the caller's issues name the pairs "
+                "that work.",
+            )
         return (
             f"'{cls}' object has no attribute '{attribute}': the code calling DeepSpeed (transformers' Trainer, "
             "accelerate, Lightning) was likely written for another DeepSpeed release, or the other way round"
@@ -885,7 +901,7 @@ DEPENDENCY_VERSION = Recogniser(
             "a bug of the release installed",
             "Search the package's issues for the message: a release that broke it is usually fixed in the next "
             "one (pip install -U <package>) or avoided by the one before it.",
-            when=("ds_class",),
+            when=("ds_class", "acc_class"),
         ),
         Alternative(
             "broken_install",
@@ -918,6 +934,7 @@ DEPENDENCY_VERSION = Recogniser(
             when=("conda_cuda",),
         ),
     ),
+    kind_by_asker=asking_frame.OWN_CODE,
     describe=_dependency,
 )
 
@@ -1181,6 +1198,9 @@ def _typed_option(hits: list[Hit]) -> tuple[str, str]:
 
 
 def _release_bug(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    own = asking_frame.own_code(hits, ctx)
+    if own is not None:
+        return own
     if first(hits, "seed_all") or first(hits, "seed_generators"):
         return seed_devices.seed_all_devices(hits)
     if first(hits, "typed_option"):
@@ -1540,6 +1560,21 @@ LIBRARY_RELEASE_BUG = Recogniser(
     confirm=lambda hits, ctx: False,
     also=(
         fsdp_releases.MISUSE,
+        # asking_frame.py: a name a package's own code asks for is also two packages' releases disagreeing (the
+        # caller passed it another package's object) or a half-done install
+        Alternative(
+            "dependency_version",
+            "the code calling DeepSpeed handing it an object or a setting of another release",
+            "pip show deepspeed transformers accelerate: install a pair the calling package's requirements name.",
+            when=("ds_class",),
+        ),
+        Alternative(
+            "broken_install",
+            "an install of the package left incomplete (files of two releases, a compiled part not built)",
+            "pip install --force-reinstall --no-deps <package>, in the environment the job runs in, and check "
+            "that python -c 'import <package>; print(<package>.__file__)' is that install.",
+            when=asking_frame.IMPORT_FACTS,
+        ),
         Alternative(
             "dependency_version",
             "a conversion script older than the diffusers installed (a script of 0.20.x run with 0.21 or newer)",
@@ -1656,6 +1691,7 @@ LIBRARY_RELEASE_BUG = Recogniser(
         ),
         seed_devices.CHANGED_VARIABLES,
     ),
+    kind_by_asker=asking_frame.PLUGIN_READ_ELSEWHERE,
     describe=_release_bug,
 )
 
