@@ -99,3 +99,52 @@ def test_an_examples_output_dir_that_is_not_empty_says_the_three_ways_on():
     )
     assert "--overwrite_output_dir" in found.fix and "--resume_from_checkpoint" in found.fix
     assert "--output_dir" in found.fix
+
+
+# peft/utils/config.py PeftConfigMixin.from_pretrained builds the config class from adapter_config.json's keys
+ADAPTER_LOAD = (
+    "Traceback (most recent call last):\n"
+    '  File "finetune.py", line 120, in <module>\n'
+    '    model = PeftModel.from_pretrained(model, "outputs/checkpoint-1000")\n'
+    '  File "/opt/conda/lib/python3.9/site-packages/peft/peft_model.py", line 181, in from_pretrained\n'
+    "    config = PEFT_TYPE_TO_CONFIG_MAPPING[PeftConfig.from_pretrained(model_id).peft_type]"
+    ".from_pretrained(model_id)\n"
+    '  File "/opt/conda/lib/python3.9/site-packages/peft/utils/config.py", line 110, in from_pretrained\n'
+    "    config = cls(**kwargs)\n"
+)
+
+
+def test_an_adapter_saved_by_a_newer_peft_names_the_release_that_reads_its_key():
+    found = likely(
+        ADAPTER_LOAD + "TypeError: __init__() got an unexpected keyword argument 'use_rslora'\n",
+        "dependency_version",
+    )
+    assert "LoraConfig(use_rslora=...)" in found.summary and "adapter_config.json" in found.summary
+    assert "pip install -U 'peft>=0.8'" in found.fix and 'delete "use_rslora"' in found.fix
+    assert "project's own" not in found.summary
+
+
+def test_python_3_10_names_the_class_and_reads_the_same():
+    found = likely(
+        ADAPTER_LOAD.replace("python3.9", "python3.10")
+        + "TypeError: LoraConfig.__init__() got an unexpected keyword argument 'layer_replication'\n",
+        "dependency_version",
+    )
+    assert "'peft>=0.10'" in found.fix and "adapter_config.json" in found.fix
+
+
+def test_a_key_no_peft_release_takes_is_not_read_as_a_release():
+    found = explained(
+        ADAPTER_LOAD + "TypeError: __init__() got an unexpected keyword argument 'not_a_peft_key'\n"
+    )
+    assert found.id != "log.dependency_version"
+
+
+def test_a_bare_init_elsewhere_is_not_taken_for_a_peft_config():
+    found = explained(
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 40, in <module>\n'
+        "    cfg = make(**kwargs)\n"
+        "TypeError: __init__() got an unexpected keyword argument 'use_rslora'\n"
+    )
+    assert "adapter_config.json" not in found.summary

@@ -26,9 +26,9 @@ log, or the logger is off (report_to, mode) while the code logs to wandb directl
 came before wandb.init in that process (certain); which of these applies is the code's.
 
 wandb.init waits for its service to create the run on the server (``wandb/sdk/wandb_init.py``, ``_WandbInit.init``)
-and, when no answer comes within ``init_timeout`` (90 s by default; 60 s in earlier releases), raises
-``CommError(f"Run initialization has timed out after {timeout} sec. ...")``: 0.15-0.19 add a link to the docs,
-later releases the advice to raise ``init_timeout``. The threads that post it show a node without a route to
+and, when no answer comes within ``init_timeout`` (90 s by default in the releases read; logs show 60 s too),
+raises ``CommError(f"Run initialization has timed out after {timeout} sec. ...")``: some releases add a link to the
+docs, later ones the advice to raise ``init_timeout``. The threads that post it show a node without a route to
 api.wandb.ai (a cluster's compute nodes, a proxy, a sandbox), most with wandb's network retries above it; a slow
 server or many processes starting runs at once print it too: likely, as ``wandb_server_unreachable``.
 
