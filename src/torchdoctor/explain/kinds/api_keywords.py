@@ -165,6 +165,40 @@ def only_class_with(keyword: str) -> str | None:
     return classes.pop() if len(classes) == 1 else None
 
 
+# PEFT builds an adapter's config class from the keys of its adapter_config.json (peft/utils/config.py, later
+# peft/config.py: PeftConfigMixin.from_pretrained, ``config = cls(**kwargs)``; later releases drop unknown keys
+# with a warning instead): a key the installed PEFT's class does not take was written by a newer PEFT
+_PEFT_CONFIG_LOAD = re.compile(r"(?:^|[\\/])peft[\\/](?:utils[\\/])?config\.py$")
+
+
+def peft_config_with(keyword: str) -> str | None:
+    """The PEFT config class an adapter's saved key ``keyword`` belongs to, where every PEFT config class whose
+    releases differ on it agrees on which releases take it (LoraConfig where it is one); else None.
+
+    >>> peft_config_with("use_rslora")
+    'LoraConfig'
+    """
+    classes = sorted(
+        c
+        for (c, k), found in _index().items()
+        if k == keyword and c.endswith("Config") and any(r.package == "peft" for r in found)
+    )
+    spans = {(r.added, r.last) for c in classes for r in rows(c, keyword) if r.package == "peft"}
+    if len(spans) != 1:
+        return None
+    return "LoraConfig" if "LoraConfig" in classes else classes[0]
+
+
+def loaded_by_peft(raised: Raised) -> bool:
+    """Whether ``raised`` came from PEFT building a config class from a saved adapter's keys."""
+    frame = raised.raised_in
+    return (
+        frame is not None
+        and bool(_PEFT_CONFIG_LOAD.search(frame.file))
+        and "(**kwargs)" in raised.raised_code
+    )
+
+
 def owned(callable_: str, found: list, raised: Raised, facts: dict, defined: dict) -> tuple[list, str]:
     """(the rows ``found`` of the one package the callable is taken to be, the other packages that define a
     callable of that name without such a row: the other reading) — ([], "") when the log does not tell which
@@ -208,6 +242,14 @@ def diagnosis(raised: Raised, facts: dict | None = None) -> tuple[str, str, bool
     )
     if inferred:
         callable_ = only_class_with(found["kw_name"])
+    adapter = (
+        callable_ is None
+        and found is not None
+        and found["kw_callable"] == "__init__"
+        and loaded_by_peft(raised)
+    )
+    if adapter:
+        callable_ = peft_config_with(found["kw_name"])
     if callable_ is None:
         return None
     found, others = owned(callable_, rows(callable_, found["kw_name"]), raised, facts, namesakes())
@@ -233,6 +275,17 @@ def diagnosis(raised: Raised, facts: dict | None = None) -> tuple[str, str, bool
         summary = api_history.named_installed(summary, row.package, installed)
     namesake = NAMESAKES.get(row.callable)
     certain = certain and not namesake and not inferred
+    # Python 3.10+ names the class (LoraConfig.__init__()): the same load of a saved adapter
+    adapter = adapter or (row.package == "peft" and loaded_by_peft(raised))
+    if adapter:
+        summary += (
+            f" (PEFT read {row.keyword} from the saved adapter's adapter_config.json: the adapter was saved by a "
+            f"peft that takes it)"
+        )
+        fix += (
+            f'\nOr keep this peft and delete "{row.keyword}" from the adapter\'s adapter_config.json (only where '
+            "it holds the default, e.g. false or null: a non-default value needs the newer peft)."
+        )
     if inferred:
         shown = cut(raised.raised_code.split("#", 1)[0], 60)
         summary += (
@@ -241,14 +294,14 @@ def diagnosis(raised: Raised, facts: dict | None = None) -> tuple[str, str, bool
         )
     if namesake:
         summary += f"; or {namesake}, which takes other keywords"
-    elif others and not certain:
+    elif others and not certain and not adapter:
         summary += f"; or the {row.callable} of {others}, which takes other keywords"
     if caller is not None and release_line(caller) != release_line(row.package):
         fix += (
             f"\n{caller} makes the call: its release was written for another {row.package}; install the pair "
             f"its requirements name (pip show {caller} {PIP_NAME.get(row.package, row.package)})."
         )
-    if not certain:
+    if not certain and not adapter:
         article = "an" if row.callable[:1] in "AEIOU" else "a"
         summary += f"; or {article} {row.callable} of the project's own that takes other keywords"
         fix += (

@@ -1,4 +1,4 @@
-"""An experiment tracker (wandb) with no API key, no route to its server, or called before wandb.init.
+"""An experiment tracker without an API key or a route to its server, called before init, or a param changed.
 
 wandb's login (``wandb/sdk/wandb_login.py``, ``_WandbLogin.prompt_api_key``) raises ``UsageError("api_key not
 configured (no-tty). call " + directive)``, the directive ``wandb.login(key=[your_api_key])`` (``wandb login
@@ -24,6 +24,22 @@ logger, the Trainer or the script initialise wandb on rank 0 only, and code that
 validation_step, a callback, a reward function) logs from all of them. Or the run was finished before a last
 log, or the logger is off (report_to, mode) while the code logs to wandb directly. The message says the call
 came before wandb.init in that process (certain); which of these applies is the code's.
+
+wandb.init waits for its service to create the run on the server (``wandb/sdk/wandb_init.py``, ``_WandbInit.init``)
+and, when no answer comes within ``init_timeout`` (90 s by default in the releases read; logs show 60 s too),
+raises ``CommError(f"Run initialization has timed out after {timeout} sec. ...")``: some releases add a link to the
+docs, later ones the advice to raise ``init_timeout``. The threads that post it show a node without a route to
+api.wandb.ai (a cluster's compute nodes, a proxy, a sandbox), most with wandb's network retries above it; a slow
+server or many processes starting runs at once print it too: likely, as ``wandb_server_unreachable``.
+
+MLflow's tracking stores (``mlflow/store/tracking/file_store.py``, ``_validate_new_param_value``; the SQL store's
+``_log_params``) refuse to give a run's param a new value: ``MlflowException("Changing param values is not allowed.
+Param with key='{key}' was already logged with value='{old}' for run ID='{run}'. Attempted logging new value
+'{new}'.")`` (the SQL and REST stores: "Params were already logged='...' for run ID='...'"). A param is written
+once per run: the run was resumed or reused (MLFLOW_RUN_ID in the environment, mlflow.start_run(run_id=...), a
+Trainer's MLflowCallback re-logging its arguments into an active run, a hyperparameter search's trials in one run),
+or the code logs one key twice with values that differ (a path, a value changed after the first log). The message
+names the key and both values, and only this prints it (certain).
 """
 
 from __future__ import annotations
@@ -58,27 +74,42 @@ WANDB_API_KEY_MISSING = Recogniser(
 
 
 def _unreachable(hits: list[Hit], ctx: Context) -> tuple[str, str]:
-    error = merged(hits).get("wandb_network_error")
+    facts = merged(hits)
+    error = facts.get("wandb_network_error")
+    timeout = facts.get("wandb_init_timeout")
+    if timeout and not error:
+        said = f"wandb.init gave up after {timeout} s without the W&B server creating the run"
+    else:
+        said = (
+            "the run logs to wandb and wandb cannot reach its server"
+            + (f" ({error})" if error else "")
+            + ", so it keeps retrying (the run stalls at wandb.init or while syncing)"
+        )
     return (
-        "the run logs to wandb and wandb cannot reach its server"
-        + (f" ({error})" if error else "")
-        + ", so it keeps retrying (the run stalls at wandb.init or while syncing)"
-        + on_ranks(hits),
+        said + on_ranks(hits),
         "Where the run has no route to api.wandb.ai (a cluster's compute nodes, a firewall, a proxy), log "
         "locally: WANDB_MODE=offline in the job's environment (wandb sync the run folder later from a machine "
         "online), or turn wandb off with WANDB_MODE=disabled or the script's own switch (report_to='none', no "
         "WandbLogger, or mode='disabled' where the repository calls wandb.init: a mode passed there can "
         "override the environment's). Behind a proxy set HTTPS_PROXY; with SSL errors update the "
-        "CA certificates (update-ca-certificates).",
+        "CA certificates (update-ca-certificates). Where the server is reachable but slow, or many processes "
+        "start runs at once, wait longer: wandb.init(settings=wandb.Settings(init_timeout=300)) or "
+        "WANDB_INIT_TIMEOUT=300, and start wandb on rank 0 only.",
     )
 
 
 WANDB_SERVER_UNREACHABLE = Recogniser(
     kind="wandb_server_unreachable",
     title="wandb unable to reach its server",
-    templates=("third_party:wandb-network-error-retry-loop",),
-    anchors=("entering retry loop",),
-    match=R(r"Network error \((?P<wandb_network_error>\w{1,40})\), entering retry loop"),
+    templates=(
+        "third_party:wandb-network-error-retry-loop",
+        "third_party:wandb-run-initialization-timed-out",
+    ),
+    anchors=("entering retry loop", "Run initialization has timed out after"),
+    match=R(
+        r"Network error \((?P<wandb_network_error>\w{1,40})\), entering retry loop"
+        r"|Run initialization has timed out after (?P<wandb_init_timeout>[\w.]{1,12}) sec"
+    ),
     confirm=lambda hits, ctx: False,
     describe=_unreachable,
 )
@@ -111,4 +142,34 @@ WANDB_BEFORE_INIT = Recogniser(
     describe=_before_init,
 )
 
-RECOGNISERS = (WANDB_API_KEY_MISSING, WANDB_SERVER_UNREACHABLE, WANDB_BEFORE_INIT)
+
+def _param_changed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    key, old, new = facts.get("mlflow_param"), facts.get("mlflow_old"), facts.get("mlflow_new")
+    values = f" from {old!r} to {new!r}" if old is not None and new is not None else ""
+    return (
+        f"MLflow refused to change the logged param {key!r}{values}: a run keeps each param's first value"
+        if key
+        else "MLflow refused to change a param already logged in this run: a run keeps each param's first value",
+        "Log it once per run: start a new run instead of reusing one (unset MLFLOW_RUN_ID, call mlflow.end_run() "
+        "before mlflow.start_run(), no run_id= when the values differ; the Trainer's MLflowCallback logs its "
+        "arguments into the active run, so end the run between hyperparameter trials or set "
+        "MLFLOW_NESTED_RUN=1), log params from rank 0 only, and log a value that changes during training as a "
+        "metric (mlflow.log_metric) or a tag (mlflow.set_tag), not a param.",
+    )
+
+
+MLFLOW_PARAM_CHANGED = Recogniser(
+    kind="tracker_param_changed",
+    title="an MLflow param logged again with another value",
+    templates=("third_party:mlflow-changing-param-values-not-allowed",),
+    anchors=("Changing param values is not allowed",),
+    match=R(
+        r"Changing param values is not allowed\.(?: Param with key='(?P<mlflow_param>[^'\n]{1,200})' was already"
+        r" logged with value='(?P<mlflow_old>[^'\n]{0,200})'(?: for run ID='[^'\n]{0,80}')?\. Attempted logging"
+        r" new value '(?P<mlflow_new>[^'\n]{0,200})')?"
+    ),
+    describe=_param_changed,
+)
+
+RECOGNISERS = (WANDB_API_KEY_MISSING, WANDB_SERVER_UNREACHABLE, WANDB_BEFORE_INIT, MLFLOW_PARAM_CHANGED)

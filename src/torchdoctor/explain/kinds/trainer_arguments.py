@@ -95,6 +95,14 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "model_init rebuilds the model for each trial, so a prebuilt optimizer cannot follow it: drop optimizers= and "
         "choose the optimizer with --optim, or subclass Trainer and override create_optimizer_and_scheduler.",
     ),
+    # transformers/examples/pytorch/*/run_*.py (and the scripts copied from them): output_dir holds files but no
+    # checkpoint-N folder get_last_checkpoint could resume from
+    (
+        "already exists and is not empty. Use --overwrite_output_dir to overcome",
+        "--output_dir already holds files and no checkpoint-N folder to resume from: choose a new --output_dir (or "
+        "empty it), or pass --overwrite_output_dir to write over it; to continue an earlier run, point "
+        "--resume_from_checkpoint at its checkpoint-N folder.",
+    ),
     ("max_steps has to be specified", _LENGTHLESS),
     ("args.max_steps must be set to a positive value if dataloader does not have a length", _LENGTHLESS),
     (
@@ -597,6 +605,7 @@ REFUSALS: tuple[tuple[str, str], ...] = (
 
 TEMPLATES: tuple[str, ...] = (
     "transformers:trainer-training-requires-train-dataset",
+    "transformers:output-directory-exists-not-empty",
     "transformers:trainer-evaluation-requires-an-eval-dataset",
     "transformers:you-have-set-args-eval-strategy",
     "transformers:trainer-requires-either-model-or-model",
