@@ -565,6 +565,11 @@ def extract(
                 "torch/nn/modules/module.py",
                 "torch/cuda/__init__.py",
                 "torch/cuda/memory.py",
+                # what a spawned rank's failure and a CUDA device query print (session 38's NOTEMPLATE: the
+                # innermost frame of misses holding no template): mp.spawn's ProcessRaisedException/ExitedException,
+                # the CUDA streams, graphs, random state and NVTX/profiler helpers a training loop calls
+                "torch/multiprocessing/*.py",
+                "torch/cuda/*.py",
                 "torch/utils/data/*.py",
                 "torch/utils/data/_utils/*.py",
                 "torch/utils/cpp_extension.py",

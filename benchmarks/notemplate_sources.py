@@ -4,6 +4,9 @@
 the catalog has can cure them. This sorts each such miss (the lead of `explain` not its label's kind) by where its
 decisive line, the first exception line of the log (else its first error line), comes from:
 
+- ``partly held``: not a missing source: the first 40 characters of a long literal piece of a template (`PARTLY`
+  characters or more) are in the log, but no line of the template matches whole (the log cut inside the message, a prefix such as
+  ``ERROR: `` the template spells and the log lacks, another release's words around it);
 - ``package``: an installed package the catalog does not read (the innermost frame of that exception's traceback
   is in its site-packages folder, the exception's class is its own, or the error line names it);
 - ``unread part``: a file of a package the catalog reads that its extraction leaves out (the innermost frame is
@@ -31,8 +34,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from catalog_unmapped_hits import held, unmapped
+from catalog_unmapped_hits import _PLACEHOLDER, held, unmapped
 from explain_corpus import judge, labels
+
+from torchdoctor.explain.catalog import Template, load
 
 # the installed package of each catalog source that is read from a package's own code (not kept by hand)
 READ = {
@@ -144,10 +149,10 @@ def decisive(text: str) -> tuple[str, str, list[str]]:
         return "cut", "", frames
     for line in lines:
         found = _MENTION.search(line)
-        if found and not found["cls"].endswith("Warning"):
+        if found and not found["cls"].endswith("Warning") and not _EXCEPTION.match(line.strip()):
             return "prose", line.strip(), []
     for line in lines:
-        if _ERROR.search(line) and "warn" not in line.lower():
+        if _ERROR.search(line) and "warn" not in line.lower() and not _EXCEPTION.match(line.strip()):
             return "error", line.strip(), []
     return "none", "", []
 
@@ -194,9 +199,35 @@ def sort_line(shown: str, line: str, frames: list[str]) -> tuple[str, str]:
     return "unknown", "bare exception" if cls else "error line"
 
 
+PARTLY = 30  # characters of a template's literal piece that, in a log, show the catalog has its message
+
+
+def literal_pieces() -> list[tuple[str, Template]]:
+    """Each catalog template's literal pieces (the text between its placeholders) as a log may print them partly:
+    without a leading ``ERROR: ``, their first 40 characters; those of `PARTLY` characters or more, each with its
+    template."""
+    found = []
+    for templates in load().values():
+        for t in templates:
+            for line in t.text.splitlines():
+                for piece in _PLACEHOLDER.split(line):
+                    piece = re.sub(r"^(?:(?:ERROR|Error|error)?: )", "", piece.strip())[:40]
+                    if len(piece) >= PARTLY and piece[0].isalnum():  # not a tail (", please report a bug")
+                        found.append((piece, t))
+    return found
+
+
+def partly(text: str, pieces: list[tuple[str, Template]]) -> Template | None:
+    """The first template one of whose long literal pieces begins a piece of ``text`` although no line of it matches
+    whole: the message cut where the log was cut, without the prefix the template spells (``ERROR: ``), or another
+    release's wording after the same words."""
+    return next((t for piece, t in pieces if piece in text), None)
+
+
 def sort_misses(folders: list[Path]) -> list[tuple[str, str, str, str, str]]:
     """Every missed log holding no catalog template: (file, label kind, class, source, decisive line)."""
     every = unmapped() + unmapped(mapped=True)
+    pieces = literal_pieces()
     rows = []
     for folder in folders:
         for label in labels(folder):
@@ -208,11 +239,14 @@ def sort_misses(folders: list[Path]) -> list[tuple[str, str, str, str, str]]:
                 continue
             shown, line, frames = decisive(text)
             kind, source = sort_line(shown, line, frames)
+            part = partly(text, pieces)
+            if part is not None:
+                kind, source = "partly held", f"{part.source}:{part.id.split(':', 1)[1]}"
             rows.append((label.file, label.kind, kind, source, line))
     return rows
 
 
-CLASSES = ("package", "unread part", "python/os", "user code", "unknown", "no error")
+CLASSES = ("partly held", "package", "unread part", "python/os", "user code", "unknown", "no error")
 
 
 def report(rows: list[tuple[str, str, str, str, str]], totals: bool) -> str:
