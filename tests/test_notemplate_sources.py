@@ -101,3 +101,70 @@ def test_mp_spawn_s_summaries_read_from_spawn_py_map_to_a_failed_child(ident, pr
 def test_spawn_s_header_above_a_rank_s_own_traceback_is_read_but_names_no_kind():
     row = next(t for t in load()["torch"] if t.id == "torch:process-terminated-with-the-following-error")
     assert row.file == "torch/multiprocessing/spawn.py" and row.kind == ""
+
+
+# lightning/pytorch/trainer/configuration_validator.py and lightning/pytorch/callbacks, as Lightning 2.6 prints them
+LIGHTNING = [
+    (
+        "lightning:no-training-step-method-defined-lightning",
+        "lightning.fabric.utilities.exceptions.MisconfigurationException: No `training_step()` method defined. "
+        "Lightning `Trainer` expects as minimum a `training_step()`, `train_dataloader()` and "
+        "`configure_optimizers()` to be defined.",
+        "requirements",
+    ),
+    (
+        "lightning:no-method-defined-to-run-trainer",
+        "lightning.fabric.utilities.exceptions.MisconfigurationException: No `test_step()` method defined to run "
+        "`Trainer.test`.",
+        "trainer.test(...)",
+    ),
+    (
+        "lightning:automatic-gradient-accumulation-is-not-supported",
+        "lightning.fabric.utilities.exceptions.MisconfigurationException: Automatic gradient accumulation is not "
+        "supported for manual optimization. Remove `Trainer(accumulate_grad_batches=4)` or switch to automatic "
+        "optimization.",
+        "self.clip_gradients",
+    ),
+    (
+        "lightning:the-batch-size-finder-is-not",
+        "lightning.fabric.utilities.exceptions.MisconfigurationException: The Batch size finder is not supported "
+        "with distributed strategies.",
+        "devices=1",
+    ),
+    (
+        "lightning:swa-does-not-currently-support-sharded",
+        "lightning.fabric.utilities.exceptions.MisconfigurationException: SWA does not currently support sharded "
+        "models.",
+        "strategy='ddp'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("ident", "printed", "fix"), LIGHTNING)
+def test_lightning_s_loop_checks_and_callbacks_read_from_their_files_name_the_refusal_and_its_fix(
+    ident, printed, fix
+):
+    row = next(t for t in load()["lightning"] if t.id == ident)
+    assert row.file.startswith(
+        ("lightning/pytorch/trainer/configuration_validator.py", "lightning/pytorch/callbacks/")
+    )
+    assert row.kind == "lightning_call_refused" == catalog_coverage.kind_of(row.text)
+    found = explain(["-"], stdin=io.BytesIO(f"{printed}\n".encode()))[0]
+    assert found.id == "log.lightning_call_refused"
+    assert fix in found.fix
+    # mapped from the source alone (no real log of this kind shows it yet): likely
+    assert found.details["confidence"] == "likely"
+
+
+def test_a_missing_training_step_stays_likely_as_it_names_another_release_too():
+    # pytorch_lightning 1.x printed the same words; the project may be written for another release
+    printed = LIGHTNING[0][1].replace("lightning.fabric", "pytorch_lightning")
+    found = explain(["-"], stdin=io.BytesIO(f"{printed}\n".encode()))[0]
+    assert found.id == "log.lightning_call_refused" and found.details["confidence"] == "likely"
+    assert "another Lightning release" in found.fix
+
+
+def test_lightning_s_removed_epoch_end_hooks_read_from_the_validator_map_to_a_release_change():
+    row = next(t for t in load()["lightning"] if t.id == "lightning:support-for-training-epoch-end-has")
+    assert row.file == "lightning/pytorch/trainer/configuration_validator.py"
+    assert row.kind == "dependency_version"
