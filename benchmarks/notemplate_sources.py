@@ -21,8 +21,8 @@ decisive line, the first exception line of the log (else its first error line), 
     python benchmarks/notemplate_sources.py tests/fixtures/corpus/train            # per log: class, source, line
     python benchmarks/notemplate_sources.py --totals tests/fixtures/corpus/heldout  # counts only, no file names
 
-``--totals`` prints counts per class and per package (or read source's file) only: the held-out half is reported
-that way alone.
+``--totals`` prints counts per class and per package (a read source's package, not its file; a catalog source, not
+its template) only: the held-out half is reported that way alone.
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def sort_line(shown: str, line: str, frames: list[str]) -> tuple[str, str]:
         return "no error", f"{shown}{where}"
     if shown == "prose":
         return "no error", "prose"
-    if package:
+    if package and package not in sys.stdlib_module_names:
         if package in READ:
             return "unread part", f"{package}/{rest}"
         return "package", NAMED.get(package, package)
@@ -183,6 +183,8 @@ def sort_line(shown: str, line: str, frames: list[str]) -> tuple[str, str]:
     top = cls.split(".")[0] if "." in cls else ""
     if top in READ:
         return "unread part", f"{top} ({cls.rsplit('.', 1)[-1]})"
+    if top in sys.stdlib_module_names:  # sqlite3.DatabaseError, json.decoder.JSONDecodeError
+        return "python/os", top
     if top:
         return "package", NAMED.get(top, top)
     stdlib = _STDLIB.search(innermost.replace("\\", "/")) if innermost else None
@@ -249,6 +251,16 @@ def sort_misses(folders: list[Path]) -> list[tuple[str, str, str, str, str]]:
 CLASSES = ("partly held", "package", "unread part", "python/os", "user code", "unknown", "no error")
 
 
+def coarse(cls: str, source: str) -> str:
+    """What ``--totals`` prints of a source: a package, not its file (``torch/cuda/__init__.py`` -> ``torch``), a
+    catalog source, not its template (``torch:some-template`` -> ``torch``)."""
+    if cls == "unread part":
+        return re.split(r"[/ ]", source, maxsplit=1)[0]
+    if cls == "partly held":
+        return source.split(":", 1)[0]
+    return source
+
+
 def report(rows: list[tuple[str, str, str, str, str]], totals: bool) -> str:
     """Per log (unless ``totals``), then counts per class and per source within a class."""
     out = [f"missed logs holding no template: {len(rows)}"]
@@ -258,10 +270,9 @@ def report(rows: list[tuple[str, str, str, str, str]], totals: bool) -> str:
     by_class = Counter(r[2] for r in rows)
     for cls in CLASSES:
         out.append(f"{cls:<12} {by_class.get(cls, 0):>4}")
-        sources = Counter(r[3] for r in rows if r[2] == cls and r[3])
+        sources = Counter((coarse(cls, r[3]) if totals else r[3]) for r in rows if r[2] == cls and r[3])
         for source, n in sorted(sources.items(), key=lambda kv: (-kv[1], kv[0])):
-            shown = source if totals and cls != "unread part" else source
-            out.append(f"  {shown:<50} {n:>4}")
+            out.append(f"  {source:<50} {n:>4}")
     return "\n".join(out)
 
 

@@ -168,3 +168,14 @@ def test_lightning_s_removed_epoch_end_hooks_read_from_the_validator_map_to_a_re
     row = next(t for t in load()["lightning"] if t.id == "lightning:support-for-training-epoch-end-has")
     assert row.file == "lightning/pytorch/trainer/configuration_validator.py"
     assert row.kind == "dependency_version"
+
+
+def test_the_standard_library_s_exception_is_python_s_and_totals_print_packages_not_files():
+    assert _sorted("sqlite3.DatabaseError: database disk image is malformed\n") == ("python/os", "sqlite3")
+    rows = [
+        ("1.txt", "x", "unread part", "torch/cuda/__init__.py", "RuntimeError: y"),
+        ("2.txt", "x", "partly held", "torch_native:some-template", "RuntimeError: z"),
+    ]
+    totals = notemplate_sources.report(rows, totals=True)
+    assert "__init__" not in totals and "some-template" not in totals
+    assert "  torch " in totals and "  torch_native " in totals
