@@ -565,6 +565,11 @@ def extract(
                 "torch/nn/modules/module.py",
                 "torch/cuda/__init__.py",
                 "torch/cuda/memory.py",
+                # what a spawned rank's failure and a CUDA device query print (session 38's NOTEMPLATE: the
+                # innermost frame of misses holding no template): mp.spawn's ProcessRaisedException/ExitedException,
+                # the CUDA streams, graphs, random state and NVTX/profiler helpers a training loop calls
+                "torch/multiprocessing/*.py",
+                "torch/cuda/*.py",
                 "torch/utils/data/*.py",
                 "torch/utils/data/_utils/*.py",
                 "torch/utils/cpp_extension.py",
@@ -601,6 +606,13 @@ def extract(
                 "lightning/pytorch/core/hooks.py",
                 # what LightningModule.log / log_dict, manual_backward and clip_gradients refuse
                 "lightning/pytorch/core/module.py",
+                # the checks fit/validate/test/predict run on the LightningModule before the loop (a hook the stage
+                # needs, the *_epoch_end hooks 2.0 removed, manual optimization beside clipping or accumulation): the
+                # MisconfigurationExceptions users post most from Lightning (session 38's NOTEMPLATE, by the issues)
+                "lightning/pytorch/trainer/configuration_validator.py",
+                # the callbacks a Trainer is given (EarlyStopping, ModelCheckpoint ...) and the accelerators it picks
+                "lightning/pytorch/callbacks/*.py",
+                "lightning/pytorch/accelerators/*.py",
             ],
             lightning.__version__,
         ),

@@ -193,6 +193,10 @@ TEMPLATES = (
     "third_party:lightning-hook-removed-in-1-8",
     "third_party:lightning-callback-hook-removed-in-1-8",
     "third_party:lightning-epoch-end-removed-in-2-0",
+    # the same check as Lightning 2.6's configuration_validator.py spells it, read from that file
+    "lightning:support-for-training-epoch-end-has",
+    "lightning:support-for-validation-epoch-end-has",
+    "lightning:support-for-has-been-removed-in",
     "third_party:torchmetrics-task-missing",
     "third_party:transformers-tokenizer-max-len",
     "third_party:peft-target-modules-not-found",

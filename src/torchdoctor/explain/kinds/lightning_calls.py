@@ -5,7 +5,10 @@ Lightning's own checks, as its sources raise them (``lightning/fabric/utilities/
 size, a loader empty on one rank; ``lightning/fabric/utilities/distributed.py``: the sampler wrapper;
 ``lightning/fabric/utilities/device_parser.py``: ``devices=``; ``lightning/fabric/strategies/*.py``:
 ``no_backward_sync``, ``all_gather``, saving a full checkpoint, ``ModelParallelStrategy``'s ``parallelize_fn``,
-the registries), Lightning 2.x (pytorch_lightning 1.x raised most of them as ``MisconfigurationException``). Each
+the registries; ``lightning/pytorch/trainer/configuration_validator.py``: the hooks fit, validate, test and predict need,
+manual optimization beside the Trainer's clipping or accumulation; ``lightning/pytorch/callbacks``: gradient
+accumulation's scheduler, the batch size finder and SWA under a distributed or sharded strategy), Lightning 2.x
+(pytorch_lightning 1.x raised most of them as ``MisconfigurationException``). Each
 names what it refuses and so its fix. Trainer flags other kinds read (``trainer_arguments``, FSDP's and DeepSpeed's
 settings, custom batch samplers) are theirs.
 
@@ -44,7 +47,75 @@ _REGISTRY = (
 # another release of it. The log does not say which: likely, both in the fix.
 _UNDEFINED_DATALOADER = "_dataloader` must be implemented to be used with the Lightning Trainer"
 
+# trainer/configuration_validator.py: before fit the Trainer checks the LightningModule overrides training_step and
+# configure_optimizers (pytorch_lightning 0.x-1.x printed train_dataloader() the same way). The class the message
+# means is the one passed to fit; a project written for another release of Lightning may define its loop otherwise:
+# the log does not say which, so likely, both in the fix.
+_MINIMUM_HOOKS = "method defined. Lightning `Trainer` expects as minimum a"
+
 REFUSALS: tuple[tuple[str, str], ...] = (
+    (
+        _MINIMUM_HOOKS,
+        "The LightningModule passed to trainer.fit does not define the method the message names (training_step, "
+        "configure_optimizers; train_dataloader in old pytorch_lightning): the Trainer checks that the class "
+        "overrides each before it fits. Define it as a method of that class (its name spelled as Lightning's, "
+        "indented inside the class, not a function beside it). Where the project was written for another "
+        "Lightning release: pip show pytorch-lightning lightning, and install the release its requirements name.",
+    ),
+    # configuration_validator.py: trainer.validate / test / predict run on a module without that stage's step
+    (
+        "()` method defined to run `Trainer.",
+        "The script ran a stage (trainer.validate / test / predict) whose step the LightningModule does not define: "
+        "define that method (validation_step, test_step, predict_step) in the LightningModule, or remove the "
+        "trainer.test(...) / validate(...) call the script makes (often after fit).",
+    ),
+    (
+        "`predict_step` cannot be None to run `Trainer.predict`",
+        "Trainer.predict runs the LightningModule's predict_step (which calls forward by default): define "
+        "predict_step(self, batch, batch_idx) or forward, and do not set predict_step to None.",
+    ),
+    (
+        "`Trainer.predict` requires `forward` method to run",
+        "Trainer.predict runs the LightningModule's predict_step, which calls forward by default: define forward, "
+        "or predict_step(self, batch, batch_idx).",
+    ),
+    # configuration_validator.py (and callbacks/gradient_accumulation_scheduler.py): with automatic_optimization off
+    # the Trainer neither clips nor accumulates gradients
+    (
+        "is not supported for manual optimization. Remove `Trainer(",
+        "Under manual optimization (self.automatic_optimization = False) the Trainer does not clip or accumulate "
+        "gradients: remove the Trainer flag the message names (gradient_clip_val, accumulate_grad_batches) and do "
+        "it in training_step (self.clip_gradients(opt, gradient_clip_val=...) before opt.step(); step the optimizer "
+        "every N batches yourself), or return the loss and let Lightning optimize (automatic optimization).",
+    ),
+    (
+        "and the `GradientAccumulationScheduler` is not supported for",
+        "Under manual optimization (self.automatic_optimization = False) the Trainer does not accumulate gradients: "
+        "remove the GradientAccumulationScheduler callback and step the optimizer every N batches in training_step, "
+        "or use automatic optimization.",
+    ),
+    (
+        "and are using the `GradientAccumulationScheduler` callback",
+        "Set gradient accumulation in one place: Trainer(accumulate_grad_batches=N) or the "
+        "GradientAccumulationScheduler callback, not both.",
+    ),
+    (
+        "configure_sharded_model` are overridden",
+        "configure_sharded_model is the deprecated name of configure_model: keep configure_model and delete "
+        "configure_sharded_model from the LightningModule.",
+    ),
+    # callbacks/batch_size_finder.py and stochastic_weight_avg.py: callbacks a distributed run cannot take
+    (
+        "The Batch size finder is not supported with distributed strategies",
+        "The batch size finder (BatchSizeFinder, Tuner.scale_batch_size) runs in one process: find the batch size "
+        "in a run on one device (Trainer(devices=1)), then set it for the distributed run and drop the callback "
+        "there.",
+    ),
+    (
+        "SWA does not currently support sharded models",
+        "StochasticWeightAveraging cannot run under FSDP or DeepSpeed (a sharded model): remove the callback, or "
+        "train with strategy='ddp'.",
+    ),
     (
         _UNDEFINED_DATALOADER,
         "Something asked the LightningModule or LightningDataModule for a data loader of the stage the message "
@@ -318,6 +389,20 @@ LIGHTNING_CALL_REFUSED = refusal_recogniser(
     "Lightning refused what the Trainer or Fabric run handed it",
     REFUSALS,
     templates=(
+        # lightning/pytorch/trainer/configuration_validator.py: the hooks a stage needs, manual optimization
+        "lightning:no-training-step-method-defined-lightning",
+        "lightning:no-configure-optimizers-method-defined-lightning",
+        "lightning:no-method-defined-to-run-trainer",
+        "lightning:predict-step-cannot-be-none-to",
+        "lightning:trainer-predict-requires-forward-method-to",
+        "lightning:automatic-gradient-clipping-is-not-supported",
+        "lightning:automatic-gradient-accumulation-is-not-supported",
+        "lightning:both-configure-model-and-configure-sharded",
+        # lightning/pytorch/callbacks: gradient accumulation's scheduler, the batch size finder, SWA
+        "lightning:automatic-gradient-accumulation-and-the-gradientaccumulationscheduler",
+        "lightning:you-have-set-accumulate-grad-batches",
+        "lightning:the-batch-size-finder-is-not",
+        "lightning:swa-does-not-currently-support-sharded",
         # lightning/pytorch/core/module.py: self.log / log_dict, manual_backward, clip_gradients, self.trainer
         "lightning:could-not-find-the-lightningmodule-attribute",
         "lightning:could-not-find-the-lightningmodule-attribute-2",
@@ -384,7 +469,7 @@ LIGHTNING_CALL_REFUSED = refusal_recogniser(
         "lightning:the-optimizer-does-not-seem-to-3",
         "lightning:xla-fsdp-strategy-does-not-support",
     ),
-    several=(_UNDEFINED_DATALOADER,),
+    several=(_UNDEFINED_DATALOADER, _MINIMUM_HOOKS),
 )
 
 
