@@ -169,3 +169,21 @@ def test_the_check_said_in_words_is_the_same_reading():
         "RuntimeError: " + filled("torch:tensor-with-dimensions-does-not-have", "[3, 4]", "2") + "\n"
     )
     assert found.id != "log.batch_not_divisible"
+
+
+def test_torchruns_summary_after_the_assert_names_the_count_in_words(tmp_path):
+    # torchrun's line of the failed worker follows the assert: its "consequence of ..." reads as a sentence
+    # (it said "a consequence of the count the number of processes does not divide above")
+    from torchdoctor.explain.diagnose import explain
+
+    log = tmp_path / "console.log"
+    log.write_text(
+        '[rank0]:   File "/work/nanoGPT/train.py", line 98, in <module>\n'
+        "[rank0]:     assert gradient_accumulation_steps % ddp_world_size == 0\n"
+        "[rank0]: AssertionError\n"
+        "E1203 10:20:05.623000 140234 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) "
+        "local_rank: 0 (pid: 140302) of binary: /usr/bin/python3\n"
+    )
+    found = explain([str(log)])
+    assert [f.id for f in found] == ["log.batch_not_divisible", "log.child_failed"], [f.id for f in found]
+    assert "a consequence of the count not divisible by the number of processes above" in found[1].summary

@@ -869,7 +869,7 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
                 "names the one that differs, with the line."
             ),
         )
-    quiet = sorted(ctx.ranks - {h.rank for h in hits} - {None})
+    quiet = sorted(ctx.ranks - {h.rank for h in hits} - {None} - ctx.erring_ranks)
     if quiet and not ctx.cause_ranks and any("peer_line" in h.facts for h in hits):
         # every other rank's log is in the input and none of them shows an error: the peer ended without one
         named = ", ".join(map(str, quiet))
@@ -940,7 +940,7 @@ def peer_ended_quietly(hits: list[Hit], ctx: Context) -> bool:
     rank, or every other rank's log is in the input and none shows one (what _peer_gone says in words)."""
     if not any("peer_line" in h.facts for h in hits):
         return False
-    quiet = ctx.ranks - {h.rank for h in hits} - {None}
+    quiet = ctx.ranks - {h.rank for h in hits} - {None} - ctx.erring_ranks
     return bool(ctx.facts.get("no_other_failures")) or bool(quiet and not ctx.cause_ranks)
 
 
