@@ -32,6 +32,8 @@ def test_each_release_wording_of_the_exit_warning_is_read_alone_as_likely():
         found = explained("step 900 loss=1.02\ntraining finished\n" + _exit_line(ident))
         assert (found.id, found.details["confidence"]) == ("log.shutdown_hang", "likely"), ident
         assert "alone it does not say why a run failed" in found.summary
+        # says when torch prints it, in words a user can check against their run (it said "does so here")
+        assert "torch prints this as the process exits" in found.summary, found.summary
 
 
 def test_the_exit_warning_never_leads_over_an_error_the_log_shows():

@@ -1180,8 +1180,9 @@ def _shutdown(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return (
         "the process group was never destroyed: the run ended without destroy_process_group"
         + on_ranks(hits)
-        + " — a run that hangs or crashes at exit (after training finished) does so here; every process that "
-        "crashes earlier prints it too on its way out, so alone it does not say why a run failed",
+        + " — torch prints this as the process exits: a run that hung or crashed after training finished did so "
+        "at this exit; every process that crashes earlier prints it too on its way out, so alone it does not say "
+        "why a run failed",
         "If the run stopped before training finished, this warning is a side effect of the crash: the cause is the "
         "first Traceback or error above it (on any rank's log; none that explain knows is in this one). If it "
         "finished and then hung or crashed at exit: " + fix[0].lower() + fix[1:],
