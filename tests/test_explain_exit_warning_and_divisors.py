@@ -80,6 +80,26 @@ def test_a_watchdog_that_times_out_after_the_exit_warning_is_a_hang_at_exit():
     assert timed_out.id == "log.shutdown_hang" and "timed out after that warning" in timed_out.summary
 
 
+def test_the_rank_that_was_exiting_is_not_said_to_have_failed(tmp_path):
+    # rank 0 printed the exit warning, rank 1's watchdog timed out after it: the timeout's finding said of rank 0
+    # "never got there (it failed first)", though rank 0 raised nothing: it was exiting
+    from torchdoctor.explain.diagnose import explain
+
+    log = tmp_path / "console.log"
+    log.write_text(
+        "training finished\n"
+        + _exit_line("torch_native:destroy-process-group-not-called-before-exit", rank=0)
+        + "[rank1]:[E1007 10:05:53.4 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=912, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for "
+        "600012 milliseconds before timing out.\n"
+    )
+    found = {f.id: f for f in explain([str(log)])}
+    assert list(found)[0] == "log.shutdown_hang", list(found)
+    timeout = found["log.nccl_watchdog_timeout"].summary
+    assert "Rank 0 never got there (it had left the training and was exiting)" in timeout, timeout
+    assert "failed first" not in timeout
+
+
 def test_a_count_the_world_size_does_not_divide_names_both():
     # 5720.txt (intelligent-machine-learning/dlrover#533): nanoGPT's assert, copied into dlrover's example
     found = lead("5720.txt")
