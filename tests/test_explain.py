@@ -312,6 +312,23 @@ def test_gzip_logs(tmp_path):
     assert found[0].id == "log.cuda_oom" and found[-1].id == "log.truncated_file"
 
 
+def test_a_small_gzip_log_cut_short_is_read_before_its_cut(tmp_path):
+    # a console gzipped as it was written, its last bytes missing (the trailer, the last block): Python's gzip
+    # gives nothing back from such a small file, and explain said "cut.log.gz is empty"; zcat reads the log
+    whole = gzip.compress((STEPS + OOM).encode())
+    for cut_off in (4, 8):
+        cut = tmp_path / f"cut{cut_off}.log.gz"
+        cut.write_bytes(whole[:-cut_off])
+        found = explain([str(cut)])
+        assert [f.id for f in found] == ["log.cuda_oom", "log.truncated_file"], [f.summary for f in found]
+    # cut inside its header: nothing to read, said as that, not as an empty log
+    cut = tmp_path / "header.log.gz"
+    cut.write_bytes(whole[:12])
+    (found,) = explain([str(cut)])
+    assert found.id == "log.unrecognised" and "is cut off before its first line" in found.summary
+    assert "is empty" not in found.summary
+
+
 @pytest.mark.parametrize("chunk", [7, 64, 1000, 1 << 20])
 def test_windows_are_the_same_whatever_the_chunk_size(chunk):
     text = (

@@ -32,6 +32,8 @@ def test_each_release_wording_of_the_exit_warning_is_read_alone_as_likely():
         found = explained("step 900 loss=1.02\ntraining finished\n" + _exit_line(ident))
         assert (found.id, found.details["confidence"]) == ("log.shutdown_hang", "likely"), ident
         assert "alone it does not say why a run failed" in found.summary
+        # says when torch prints it, in words a user can check against their run (it said "does so here")
+        assert "torch prints this as the process exits" in found.summary, found.summary
 
 
 def test_the_exit_warning_never_leads_over_an_error_the_log_shows():
@@ -76,6 +78,26 @@ def test_a_watchdog_that_times_out_after_the_exit_warning_is_a_hang_at_exit():
         "600012 milliseconds before timing out.\n"
     )
     assert timed_out.id == "log.shutdown_hang" and "timed out after that warning" in timed_out.summary
+
+
+def test_the_rank_that_was_exiting_is_not_said_to_have_failed(tmp_path):
+    # rank 0 printed the exit warning, rank 1's watchdog timed out after it: the timeout's finding said of rank 0
+    # "never got there (it failed first)", though rank 0 raised nothing: it was exiting
+    from torchdoctor.explain.diagnose import explain
+
+    log = tmp_path / "console.log"
+    log.write_text(
+        "training finished\n"
+        + _exit_line("torch_native:destroy-process-group-not-called-before-exit", rank=0)
+        + "[rank1]:[E1007 10:05:53.4 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=912, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for "
+        "600012 milliseconds before timing out.\n"
+    )
+    found = {f.id: f for f in explain([str(log)])}
+    assert list(found)[0] == "log.shutdown_hang", list(found)
+    timeout = found["log.nccl_watchdog_timeout"].summary
+    assert "Rank 0 never got there (it had left the training and was exiting)" in timeout, timeout
+    assert "failed first" not in timeout
 
 
 def test_a_count_the_world_size_does_not_divide_names_both():
@@ -169,3 +191,21 @@ def test_the_check_said_in_words_is_the_same_reading():
         "RuntimeError: " + filled("torch:tensor-with-dimensions-does-not-have", "[3, 4]", "2") + "\n"
     )
     assert found.id != "log.batch_not_divisible"
+
+
+def test_torchruns_summary_after_the_assert_names_the_count_in_words(tmp_path):
+    # torchrun's line of the failed worker follows the assert: its "consequence of ..." reads as a sentence
+    # (it said "a consequence of the count the number of processes does not divide above")
+    from torchdoctor.explain.diagnose import explain
+
+    log = tmp_path / "console.log"
+    log.write_text(
+        '[rank0]:   File "/work/nanoGPT/train.py", line 98, in <module>\n'
+        "[rank0]:     assert gradient_accumulation_steps % ddp_world_size == 0\n"
+        "[rank0]: AssertionError\n"
+        "E1203 10:20:05.623000 140234 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) "
+        "local_rank: 0 (pid: 140302) of binary: /usr/bin/python3\n"
+    )
+    found = explain([str(log)])
+    assert [f.id for f in found] == ["log.batch_not_divisible", "log.child_failed"], [f.id for f in found]
+    assert "a consequence of the count not divisible by the number of processes above" in found[1].summary

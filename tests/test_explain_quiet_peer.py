@@ -60,3 +60,16 @@ def test_a_peer_whose_log_shows_its_error_is_not_called_quiet(tmp_path):
         (tmp_path / "attempt_0" / rank / "stderr.log").write_text(text)
     found = explain([str(tmp_path)])
     assert all("shows no error" not in f.summary for f in found), [f.summary for f in found]
+
+
+def test_a_peer_whose_log_shows_only_a_timeout_is_not_called_quiet(tmp_path):
+    """A peer that timed out (a victim's error, no cause) still shows an error: explain said of a console where
+    rank 1 printed gloo's recv timeout that 'the log of rank 1 is here and shows no error'."""
+    timed_out = (
+        "[rank1]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting "
+        "1800000ms for recv operation to complete\n"
+    )
+    (tmp_path / "console.log").write_text(CLOSED + timed_out)
+    found = explain([str(tmp_path / "console.log")])
+    assert [f.id for f in found][:2] == ["log.peer_closed", "log.collective_timeout"], [f.id for f in found]
+    assert all("shows no error" not in f.summary for f in found), [f.summary for f in found]

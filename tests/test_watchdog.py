@@ -635,3 +635,32 @@ def test_every_collective_ddp_makes_itself_is_named_as_ddps(path, function, name
     assert found is not None and found.startswith("DistributedDataParallel's") and named in found
     report = format_report([RankStack(0, 1, "h", ddp), RankStack(1, 2, "h", here)], 30)
     assert "rank 0 (pid 1, h): waiting in DistributedDataParallel's" in report
+
+
+def test_one_rank_waiting_in_a_collective_its_peer_never_dumped_reads_in_the_singular(tmp_path):
+    # rank 1 held the GIL in C code (a regex backtracking) under `launch --watchdog` on pytorch/examples' DDP
+    # tutorial: its flight-recorder dump never came, and the verdict said "rank 0 entered ... and wait in it"
+    from torchdoctor.explain.flight_recorder.records import Collective, RankRecord
+    from torchdoctor.hang.joined_verdict import joined_verdict
+    from torchdoctor.hang.stacks import RankStack
+
+    script = tmp_path / "train.py"
+    script.write_text("\n" * 9 + "dist.all_reduce(t)\nre.match(pattern, text)\n")
+    at = [Frame(str(script), 10, "<module>")]
+    waiting = [
+        *at,
+        Frame("/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", 2800, "all_reduce"),
+    ]
+    call = Collective("0", 1, "all_reduce", [[3]], [], ["Float"], completed=False, frames=at)
+
+    def verdict(entered):
+        records = {r: RankRecord(r, "noted", {"0": [call]}) for r in entered}
+        stacks = [RankStack(r, frames=waiting) for r in entered] + [
+            RankStack(2, frames=[Frame(str(script), 11, "<module>")])
+        ]
+        return joined_verdict(stacks, records).text
+
+    assert "rank 0 entered all_reduce #1" in verdict([0]) and "and waits in it; rank 2 is in" in verdict([0])
+    assert "ranks 0, 1 entered all_reduce #1" in verdict(
+        [0, 1]
+    ) and "and wait in it; rank 2 is in" in verdict([0, 1])

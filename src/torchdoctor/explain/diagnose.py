@@ -52,7 +52,12 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
             no_text[log.source] = why
         collector = collectors.setdefault(log.attempt, Collector())
         collector.read(log.stream, log.source, log.rank, log.head, log.size)
-        if log.stream.truncated:
+        if log.stream.truncated and not log.head:
+            # a compressed file cut before its first block ends: nothing to read, not an empty log
+            no_text[log.source] = (
+                f"is cut off before its first line ({log.stream.truncated}): nothing in it can be read"
+            )
+        elif log.stream.truncated:
             notes.append(
                 Finding(
                     "log.truncated_file",

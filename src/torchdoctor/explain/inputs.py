@@ -223,6 +223,14 @@ def _read_some(stream, size: int) -> bytes:
     return data or b""
 
 
+def _before_the_cut(raw: bytes) -> bytes:
+    """What a gzip file cut short holds before the cut (b"" when its header is cut, or its data is not deflate)."""
+    try:
+        return zlib.decompressobj(wbits=16 + zlib.MAX_WBITS).decompress(raw)
+    except zlib.error:
+        return b""
+
+
 def as_log(stream, source: str, rank: int | None, path: Path | None = None) -> Log:
     """Wrap a binary stream: peek at its head, and decompress it when it is gzip."""
     head = _read_head(stream, source)
@@ -237,7 +245,11 @@ def as_log(stream, source: str, rank: int | None, path: Path | None = None) -> L
                 break
             pieces.append(piece)
             size += len(piece)
-        head, stream, truncated = b"".join(pieces), unzipped, unzipped.truncated
+        raw, head, stream, truncated = head, b"".join(pieces), unzipped, unzipped.truncated
+        if truncated and not head and len(raw) < HEAD:
+            # gzip gives nothing back from a small file whose end (its trailer, its last block) is cut: the whole
+            # file is in ``raw``, decompressed here as far as it goes (what zcat prints before its error)
+            head = _before_the_cut(raw)
     encoding = utf16_encoding(head)
     if encoding:
         stream = _Utf16(_Prefixed(head, stream), encoding)

@@ -103,7 +103,12 @@ def timeout_story(hits: list[Hit], ctx: Context) -> dict:
     # every rank the summary names waited in it: none was elsewhere (the collective itself never completed)
     story["all_waited"] = len(timed_out) > 1 and bool(exits) and set(exits) <= set(timed_out)
     if failed:
-        story["late"], story["late_why"] = failed, "it failed first"
+        # the exit warning leads where the watchdog timed out after it (kinds/ranks.exit_hang): that rank did not
+        # fail, it had ended its script and was exiting
+        late_why = (
+            "it had left the training and was exiting" if ctx.facts.get("exit_hang") else "it failed first"
+        )
+        story["late"], story["late_why"] = failed, late_why
     elif silent and timed_out:
         story["late"], story["late_why"] = silent, "no timeout line in its log"
     elif stopped and timed_out:

@@ -80,6 +80,8 @@ class Context:
     # line starts a line: (type, message, source, line number); read only when nothing else is recognised
     prose_exception: tuple[str, str, str, int, str] | None = None  # type, message, source, line, its sentence
     cause_ranks: set[int] = field(default_factory=set)  # ranks where a root cause was seen
+    # ranks whose log shows an error of any kind, a victim's (a timeout, a lost peer) included: not quiet ones
+    erring_ranks: set[int] = field(default_factory=set)
     candidates: int = 0  # lines that were looked at closely
 
 

@@ -180,6 +180,9 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
             # (not only as warnings the run went on after) are as open, and the lead names them after its own
             rivals[causes[0]] = [k for k in causes[1:] if not all(h.warning for h in by_kind[k])]
     ctx.cause_ranks = {r for k in causes for h in by_kind[k] if (r := hit_rank(h)) is not None}
+    ctx.erring_ranks = {r.rank for r in raised if r.rank is not None} | {
+        r for k in by_kind for h in by_kind[k] if not h.warning and (r := hit_rank(h)) is not None
+    }
     if unknown is not None and first.rank is not None:
         ctx.cause_ranks.add(first.rank)
     if not causes and unknown is None:  # only consequences: what they follow from is not in this log

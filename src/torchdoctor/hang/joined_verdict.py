@@ -449,7 +449,8 @@ def _pending(d, by_rank: dict[int, RankStack]) -> Verdict:
     (example,) = d.examples.values()
     entered = sorted(r for ranks in d.entered.values() for r in ranks)
     suspects = [by_rank[r] for r in d.unknown if r in by_rank]
-    text = f"{who(entered)} entered {example.shape()}{_ddp_where(example)} and wait in it; " + "; ".join(
+    waits = "waits" if len(entered) == 1 else "wait"
+    text = f"{who(entered)} entered {example.shape()}{_ddp_where(example)} and {waits} in it; " + "; ".join(
         _is_now(s) for s in suspects[:6]
     )
     waiting_too = [s for s in suspects if s.frames and collective_of(s.frames)]

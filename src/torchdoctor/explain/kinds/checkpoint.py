@@ -999,7 +999,7 @@ CONCURRENT_CHECKPOINT_WRITE = Recogniser(
     # local rank 0 of several nodes sharing one output directory, pytorch-image-models#693); the source may also
     # never have been written, so likely
     kind="concurrent_checkpoint_write",
-    title="checkpoint file torn by concurrent or interrupted writes",
+    title="a checkpoint file torn by concurrent or interrupted writes",
     anchors=(
         "PytorchStreamReader failed reading zip archive",
         "PytorchStreamReader failed locating file",

@@ -869,7 +869,7 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
                 "names the one that differs, with the line."
             ),
         )
-    quiet = sorted(ctx.ranks - {h.rank for h in hits} - {None})
+    quiet = sorted(ctx.ranks - {h.rank for h in hits} - {None} - ctx.erring_ranks)
     if quiet and not ctx.cause_ranks and any("peer_line" in h.facts for h in hits):
         # every other rank's log is in the input and none of them shows an error: the peer ended without one
         named = ", ".join(map(str, quiet))
@@ -940,7 +940,7 @@ def peer_ended_quietly(hits: list[Hit], ctx: Context) -> bool:
     rank, or every other rank's log is in the input and none shows one (what _peer_gone says in words)."""
     if not any("peer_line" in h.facts for h in hits):
         return False
-    quiet = ctx.ranks - {h.rank for h in hits} - {None}
+    quiet = ctx.ranks - {h.rank for h in hits} - {None} - ctx.erring_ranks
     return bool(ctx.facts.get("no_other_failures")) or bool(quiet and not ctx.cause_ranks)
 
 
@@ -1180,8 +1180,9 @@ def _shutdown(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return (
         "the process group was never destroyed: the run ended without destroy_process_group"
         + on_ranks(hits)
-        + " — a run that hangs or crashes at exit (after training finished) does so here; every process that "
-        "crashes earlier prints it too on its way out, so alone it does not say why a run failed",
+        + " — torch prints this as the process exits: a run that hung or crashed after training finished did so "
+        "at this exit; every process that crashes earlier prints it too on its way out, so alone it does not say "
+        "why a run failed",
         "If the run stopped before training finished, this warning is a side effect of the crash: the cause is the "
         "first Traceback or error above it (on any rank's log; none that explain knows is in this one). If it "
         "finished and then hung or crashed at exit: " + fix[0].lower() + fix[1:],

@@ -112,7 +112,7 @@ def _not_divisible(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 BATCH_NOT_DIVISIBLE = Recogniser(
     kind="batch_not_divisible",
-    title="a count the number of processes does not divide",
+    title="a count not divisible by the number of processes",
     templates=(
         "third_party:nanogpt-assert-gradient-accumulation-world-size",
         "third_party:megatron-global-batch-not-divisible",
