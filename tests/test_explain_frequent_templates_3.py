@@ -6,7 +6,8 @@ The sources: tensorboardX/x2num.py (check_nan, on every value the SummaryWriter 
 (scale_loss's skipped step), CUDA's cudaErrorTooManyPeers (711; 60 before CUDA 10) as torch, NCCL and the driver
 API print it, uv's failed source builds (crates/uv-build, 0.4 and before; crates/uv/src/commands/diagnostics.rs,
 0.5+), and a traceback's `raise` source line above the message it raises, filled (deepspeed/launcher/runner.py,
-transformers/trainer.py).
+transformers/trainer.py), and accelerate's own argument parsers by their names (accelerate/commands/accelerate_cli.py,
+launch.py).
 """
 
 from __future__ import annotations
@@ -91,6 +92,23 @@ NAMED = [
         "likely",
         ["prebuilt"],
     ),
+    # accelerate's own parsers by their names: the top-level one reports a launch option the installed release
+    # does not have (hollowstrawberry/kohya-colab#123: --quiet), launch.py's as accelerate-launch runs it
+    # (wochenlong/lora-scripts-next#324: an option's value moved away by a GUI's command line)
+    (
+        "usage: accelerate <command> [<args>]\n"
+        "Accelerate CLI tool: error: unrecognized arguments: --quiet\n",
+        "launch_command",
+        "certain",
+        ["accelerate launch", "--quiet", "newer release"],
+    ),
+    (
+        "Accelerate launch command: error: argument --num_cpu_threads_per_process/--num-cpu-threads-per-process: "
+        "expected one argument\n",
+        "launch_command",
+        "certain",
+        ["accelerate launch --help"],
+    ),
     # uv 0.5+ names the package
     (
         "  " + template("build_tools:failed-to-build-2", "flash-attn==2.7.4.post1") + "\n"
@@ -162,6 +180,8 @@ NEAR_MISSES = [
     ),
     # a peer mapping that worked: NCCL's INFO line of its P2P channels
     ("node1:1234:1290 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUDA/read\n", "gpu_p2p"),
+    # accelerate's usage line alone, no error
+    ("usage: accelerate <command> [<args>]\n", "launch_command"),
     # uv's resolver failing is not a build
     (
         "  × No solution found when resolving dependencies:\n"
