@@ -3,7 +3,8 @@ families (docs/explain.md, "The messages users post most, by family (session 38)
 prints it, filled as it fills it.
 
 The sources: tensorboardX/x2num.py (check_nan, on every value the SummaryWriter converts), apex/amp/handle.py
-(scale_loss's skipped step), CUDA's cudaErrorTooManyPeers (711; 60 before CUDA 10) as torch, NCCL and the driver
+(scale_loss's skipped step), torch 1.9's clip_grad_norm_ (its FutureWarning on a non-finite norm), the
+gradient norm transformers' Trainer and mmcv log, CUDA's cudaErrorTooManyPeers (711; 60 before CUDA 10) as torch, NCCL and the driver
 API print it, uv's failed source builds (crates/uv-build, 0.4 and before; crates/uv/src/commands/diagnostics.rs,
 0.5+), and a traceback's `raise` source line above the message it raises, filled (deepspeed/launcher/runner.py,
 transformers/trainer.py), and accelerate's own argument parsers by their names (accelerate/commands/accelerate_cli.py,
@@ -47,6 +48,30 @@ NAMED = [
         "nan_overflow",
         "likely",
         ["TensorBoard"],
+    ),
+    # the gradient norm transformers' Trainer logs (4.38+; zai-org/GLM-4#174) and mmcv's text logger
+    # (Divadi/SOLOFusion#19), and torch 1.9's warning from clip_grad_norm_ (megvii-research/PETR#175)
+    (
+        "{'loss': 0.1459, 'grad_norm': 5.28125, 'learning_rate': 0.000261, 'epoch': 5.36}\n"
+        "{'loss': 0.2096, 'grad_norm': nan, 'learning_rate': 0.00026000000000000003, 'epoch': 5.38}\n",
+        "nan_overflow",
+        "likely",
+        ["'grad_norm': nan", "learning rate"],
+    ),
+    (
+        "2023-08-05 20:34:00,438 - mmdet - INFO - Iter [100/5274] lr: 2.500e-05, eta: 1:52:54, time: 1.297, "
+        "data_time: 0.079, memory: 15212, loss: 1.2, grad_norm: nan\n",
+        "nan_overflow",
+        "likely",
+        ["grad_norm: nan"],
+    ),
+    (
+        "/env/lib/python3.8/site-packages/mmcv/runner/hooks/optimizer.py:31: FutureWarning: "
+        + template("torch:clip-grad-norm-non-finite-continuing")
+        + "\n  return clip_grad.clip_grad_norm_(params, **self.grad_clip)\n",
+        "nan_overflow",
+        "likely",
+        ["clip_grad_norm_"],
     ),
     # apex's scale halved below 1: every step overflows (whai362/PVT#94); apex's fix, not DeepSpeed's config
     (
@@ -96,8 +121,7 @@ NAMED = [
     # does not have (hollowstrawberry/kohya-colab#123: --quiet), launch.py's as accelerate-launch runs it
     # (wochenlong/lora-scripts-next#324: an option's value moved away by a GUI's command line)
     (
-        "usage: accelerate <command> [<args>]\n"
-        "Accelerate CLI tool: error: unrecognized arguments: --quiet\n",
+        "usage: accelerate <command> [<args>]\nAccelerate CLI tool: error: unrecognized arguments: --quiet\n",
         "launch_command",
         "certain",
         ["accelerate launch", "--quiet", "newer release"],
@@ -178,6 +202,8 @@ NEAR_MISSES = [
         + "\n",
         "nan_overflow",
     ),
+    # a gradient norm of inf under fp16: GradScaler's first steps overflow by design
+    ("{'loss': 2.31, 'grad_norm': inf, 'learning_rate': 1e-05, 'epoch': 0.01}\n", "nan_overflow"),
     # a peer mapping that worked: NCCL's INFO line of its P2P channels
     ("node1:1234:1290 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUDA/read\n", "gpu_p2p"),
     # accelerate's usage line alone, no error

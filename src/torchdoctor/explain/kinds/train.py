@@ -253,6 +253,7 @@ NAN_OVERFLOW = Recogniser(
         "third_party:fairseq-minimum-loss-scale-reached",
         "third_party:apex-amp-gradient-overflow-skipping-step",
         "third_party:tensorboardx-nan-or-inf-found",
+        "torch:clip-grad-norm-non-finite-continuing",
         "third_party:fairseq-amp-minimum-loss-scale-reached",
         "third_party:lightning-loss-returned-not-finite",
         "third_party:lightning-detected-nan-inf-parameter",
@@ -314,6 +315,12 @@ NAN_OVERFLOW = Recogniser(
         # tensorboardX's x2num.check_nan: a value given to the SummaryWriter (add_scalar, add_histogram) that is
         # NaN or inf; printed as "Warning: ..." (print) or "WARNING:root:..." (logging) and the run goes on
         "NaN or Inf found in input tensor",
+        # the gradient norm a trainer logs: transformers' Trainer (4.38+, its logs dict), mmcv/mmengine's text logger;
+        # an "inf" alone is left out, as GradScaler's first steps overflow by design
+        "'grad_norm': nan",
+        "grad_norm: nan",
+        # torch 1.9's clip_grad_norm_ before error_if_nonfinite became an error (nn/utils/clip_grad.py)
+        "Non-finite norm encountered in torch.nn.utils.clip_grad_norm_",
     ),
     # apex / DeepSpeed halving the loss scale is normal now and then; down to its minimum (DeepSpeed's default
     # min_loss_scale is 1) or a fraction it means every step overflows
@@ -336,7 +343,8 @@ NAN_OVERFLOW = Recogniser(
             r"iteration=?\s*\d+|Detected inf/nan during batch_number=\d+|"
             r"[Ll]oss['\"]?\s{0,2}(?:=|:|is)\s{0,2}(?:nan|NaN|inf(?:inity|inite)?)\b|"
             r"is non-finite|but found invalid values|input matrix contained non-finite values|"
-            r"[Gg]rad norm is nan\. (?:Skipping updating the model|Do not update model)|"
+            r"[Gg]rad norm is nan\. (?:Skipping updating the model|Do not update model)|'?grad_norm'?: nan\b|"
+            r"Non-finite norm encountered in torch\.nn\.utils\.clip_grad_norm_|"
             r"The loss returned in `training_step` is [^\n]{1,80}?(?=\.(?: |$))|Detected nan and/or inf values in `[^`\n]{1,200}`)"
         ),
         R(r"Minimum loss scale reached \((?P<fairseq_min_scale>[\d.e-]{1,12})\)"),
