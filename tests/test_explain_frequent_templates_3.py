@@ -4,7 +4,8 @@ prints it, filled as it fills it.
 
 The sources: tensorboardX/x2num.py (check_nan, on every value the SummaryWriter converts), apex/amp/handle.py
 (scale_loss's skipped step), torch 1.9's clip_grad_norm_ (its FutureWarning on a non-finite norm), the
-gradient norm transformers' Trainer and mmcv log, CUDA's cudaErrorTooManyPeers (711; 60 before CUDA 10) as torch, NCCL and the driver
+gradient norm transformers' Trainer and mmcv log, bitsandbytes/functional.py (its C functions called on the library
+cextension.py left None), CUDA's cudaErrorTooManyPeers (711; 60 before CUDA 10) as torch, NCCL and the driver
 API print it, uv's failed source builds (crates/uv-build, 0.4 and before; crates/uv/src/commands/diagnostics.rs,
 0.5+), and a traceback's `raise` source line above the message it raises, filled (deepspeed/launcher/runner.py,
 transformers/trainer.py), and accelerate's own argument parsers by their names (accelerate/commands/accelerate_cli.py,
@@ -107,6 +108,22 @@ NAMED = [
         "certain",
         ["NCCL_P2P"],
     ),
+    # bitsandbytes' functions called on the library it left None: an 8-bit optimizer's step on a Mac
+    # (maitrix-org/llm-reasoners#45) and the 4-bit quantizer (bitsandbytes-foundation/bitsandbytes#693)
+    (
+        '  File "/env/lib/python3.10/site-packages/bitsandbytes/functional.py", line 1002, in optimizer_update_32bit\n'
+        "    str2optimizer32bit[optimizer_name][0](\n"
+        "AttributeError: 'NoneType' object has no attribute 'cadam32bit_grad_fp32'\n",
+        "extension_import",
+        "likely",
+        ["cadam32bit_grad_fp32", "torch.cuda.is_available()", "adamw_torch"],
+    ),
+    (
+        "AttributeError: 'NoneType' object has no attribute 'cquantize_blockwise_fp16_nf4'\n",
+        "extension_import",
+        "likely",
+        ["bitsandbytes"],
+    ),
     # uv 0.4 building flash-attn from source (genmoai/mochi#22)
     (
         "error: Failed to prepare distributions\n"
@@ -204,6 +221,8 @@ NEAR_MISSES = [
     ),
     # a gradient norm of inf under fp16: GradScaler's first steps overflow by design
     ("{'loss': 2.31, 'grad_norm': inf, 'learning_rate': 1e-05, 'epoch': 0.01}\n", "nan_overflow"),
+    # None where a tensor was meant: a C-named attribute that is not bitsandbytes'
+    ("AttributeError: 'NoneType' object has no attribute 'cuda'\n", "extension_import"),
     # a peer mapping that worked: NCCL's INFO line of its P2P channels
     ("node1:1234:1290 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUDA/read\n", "gpu_p2p"),
     # accelerate's usage line alone, no error
