@@ -27,6 +27,7 @@ _IN_PROSE = re.compile(
 )
 _UNEXPECTED_KEYWORD = re.compile(r"\(\) got an unexpected keyword argument '(?P<keyword>\w{1,100})'")
 _NEAR_A_QUOTE = 6  # lines above and below an error quoted in prose where the call it quotes is looked for
+_RAISE_ECHO_LINES = 4  # lines below a `raise` source line where the message it raises is looked for
 _ROOT_CAUSE = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d+)")
 # the line under a rank in torchrun's failure summary: how that rank ended ("exitcode  : -15 (pid: 8430)")
 _SUMMARY_EXIT = re.compile(r"^\s*exitcode\s*:\s*(?P<code>-?\d+)")
@@ -294,6 +295,8 @@ class Collector:
             facts = recogniser.read(text)
             if facts is None or (recogniser.prefixed and not hooked):
                 continue
+            if _echoes_the_raise(line, recogniser.anchor_on(line), following):
+                continue
             count = self._per_kind.get(recogniser.kind, 0)
             self._per_kind[recogniser.kind] = count + 1
             if count < MAX_HITS_PER_KIND:
@@ -359,3 +362,16 @@ class Collector:
     def count(self, kind: str) -> int:
         """How many times ``kind`` was seen, including the hits not kept."""
         return self._per_kind.get(kind, 0)
+
+
+def _echoes_the_raise(line: str, anchor: str, following: list[str]) -> bool:
+    """Whether ``line`` is the source line a traceback prints under a frame, a ``raise`` whose message (an
+    f-string's ``{line}``, a ``%s``) is printed filled on a line just below: the message is read there, with the
+    values, not from the code's placeholders."""
+    code = line.lstrip()
+    return (
+        line[:1].isspace()
+        and code.startswith("raise ")
+        and bool(anchor)
+        and any(anchor in text and not text[:1].isspace() for text in following[:_RAISE_ECHO_LINES])
+    )

@@ -1244,6 +1244,9 @@ BUILD_ISOLATION = Recogniser(
     # torch may be missing from the environment altogether, which the same build prints: only likely; uv's
     # hint says the build ran isolated and names what it lacked
     confirm=lambda hits, ctx: any("undeclared" in h.facts for h in hits),
+    # the build's own failure lines (pip's "Failed building wheel for", uv's "Failed to build `...`") are what
+    # the missing torch led to
+    absorbs=("cuda_build",),
     also=(
         Alternative(
             "broken_install",

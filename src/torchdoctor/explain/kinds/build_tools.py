@@ -59,6 +59,10 @@ TEMPLATES = (
     "build_tools:subprocess-calledprocesserror-command-ninja-returned-non",
     "build_tools:is-only-supported-on-cuda-and",
     "build_tools:tinycudann-unknown-compute-capability",
+    # uv's failed build of a source package: "× Failed to build `flash-attn==2.7.4`" (0.5+), "Build backend
+    # failed to build wheel through `build_wheel()` with exit status: 1" (0.4 and before)
+    "build_tools:failed-to-build-2",
+    "build_tools:uv-build-backend-failed-to-build-wheel",
 )
 
 ANCHORS = (
@@ -76,6 +80,8 @@ ANCHORS = (
     "Failed to build installable wheels for some",
     "Note: make sure nvcc has a supported version by running nvcc -V",
     "Specify the target compute capabilities in the TCNN_CUDA_ARCHITECTURES",
+    "Failed to build `",
+    "Build backend failed to build wheel through `build_wheel()`",
 )
 
 # said by any failed build, or by a tool that is missing for other reasons: likely alone;
@@ -83,6 +89,9 @@ ANCHORS = (
 GENERIC = (
     "unable to execute '",
     "Failed to build installable wheels for some",
+    # uv's: any source package whose build failed (a compiler missing, a pure-Python backend's error too)
+    "Failed to build `",
+    "Build backend failed to build wheel through `build_wheel()`",
     "was requested, but nvcc was not found",
 )
 
@@ -113,6 +122,9 @@ FACTS = (
     R(
         r"(?P<tcnn_no_arch>Unknown compute capability)\. Specify the target compute capabilities in the TCNN_CUDA"
     ),
+    # uv: the package (and its version or URL) whose build failed; uv 0.4 names it on a "Caused by" line above
+    R(r"(?P<pip_failed>Failed to build) `(?P<extension>[A-Za-z][\w.\-]{0,99}?)(?:(?:==|@)[^`\n]{0,200})?`"),
+    R(r"(?P<pip_failed>Build backend failed to build wheel) through `build_wheel\(\)`"),
     # pip 24.1+: the packages whose build failed, in parentheses
     R(
         r"(?P<pip_failed>Failed to build installable wheels) for some \S+ based projects \((?P<extension>[\w.\-]{1,100})"

@@ -262,6 +262,19 @@ def _p2p(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "that read the driver (utils/environment.py check_cuda_p2p_ib_support) refuse only below NVIDIA driver "
             "550.40.07: on an older driver, updating it lifts the refusal too (nvidia-smi shows the version).",
         )
+    if facts.get("too_many_peers"):
+        return (
+            "more GPUs were joined peer to peer than CUDA allows (peer mapping resources exhausted: each GPU "
+            "takes at most 8 peer connections, counted across the whole machine)" + on_ranks(hits),
+            "A process that enables peer access between all the GPUs it sees runs out past 8 of them: "
+            'DataParallel or a model split over the GPUs (device_map="auto") across more than 8, torch 1.x\'s '
+            "start-up on a 16-GPU machine (THCGeneral), or NCCL's P2P transport in one process driving many GPUs. "
+            "Let each process see at most 8 GPUs (CUDA_VISIBLE_DEVICES=0,1,...,7), or better one GPU per process "
+            "with DDP (torchrun --nproc_per_node=N), which needs no peer mapping of its own; where NCCL prints it "
+            "(NCCL WARN Cuda failure 711), NCCL_P2P_LEVEL=NVL (or NCCL_P2P_DISABLE=1) keeps it from mapping every "
+            "pair. On a machine of 8 GPUs or fewer, another program holding peer mappings on the same GPUs "
+            "(nvidia-smi lists it) counts too.",
+        )
     summary = (
         f"GPU peer-to-peer does not work here: {facts.get('what', 'peer access is not supported').strip()}"
     )
@@ -273,6 +286,7 @@ GPU_P2P = Recogniser(
     kind="gpu_p2p",
     templates=(
         "cuda_runtime:peer-access-unsupported",
+        "cuda_runtime:too-many-peers",
         "nccl:failed-to-open-cuda-ipc-handle",
         "nccl:failed-to-peer-with-device",  # NCCL src/transport/p2p.cc, cudaDeviceEnablePeerAccess failed
         # accelerate/state.py: consumer RTX 4000 cards have no P2P/IB; it refuses to start without the two vars
@@ -291,6 +305,8 @@ GPU_P2P = Recogniser(
         "Using RTX 4000 series doesn't support faster communication",
         "P2P is disabled between NVLINK connected GPUs",
         "failed to get CUDA IPC handle to device",
+        # cudaErrorTooManyPeers (711; 60 in CUDA 9 and before, "cuda runtime error (60)"), CUDA_ERROR_TOO_MANY_PEERS
+        "peer mapping resources exhausted",
     ),
     # a CUDA IPC handle refused is P2P that does not work, or a container that does not share the host's IPC
     # namespace / shared memory: only likely. The same holds on the other side of the exchange: the peer's
@@ -315,6 +331,7 @@ GPU_P2P = Recogniser(
             r"P2P is disabled between NVLINK connected GPUs \d+ and \d+)"
         ),
         R(r"(?P<rtx4000>Using RTX 4000 series doesn't support faster communication)"),
+        R(r"(?P<too_many_peers>peer mapping resources exhausted)"),
     ),
     absorbs=("nccl_error",),
     describe=_p2p,

@@ -470,13 +470,20 @@ def _launch_command(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _nproc_invalid(facts, hits)
     if facts.get("launcher_error"):
         launcher, error = facts["launcher_prog"].strip(), facts["launcher_error"].strip()
-        launcher = "accelerate launch" if launcher.startswith("accelerate") else launcher
+        launcher = "accelerate launch" if launcher.lower().startswith("accelerate") else launcher
         return (
             f"the launcher refused its own command line: {launcher}: error: {error[:200]}" + on_ranks(hits),
             f"{launcher}'s own options go before the script, the script's after it, spelled as "
             f"`{launcher} --help` lists them (torchrun: --nproc_per_node / --nproc-per-node, "
             "--nnodes, --node_rank, --master_addr, --master_port, --rdzv-endpoint), and the script's path must "
-            "be there:\ntorchrun --nproc_per_node=2 train.py --your-args",
+            "be there:\ntorchrun --nproc_per_node=2 train.py --your-args"
+            + (
+                f"\nAn option spelled as documented and still unrecognized is one the installed {launcher} does not "
+                "have yet (a newer release's, which a tutorial or a GUI's script passes): update the package, or "
+                "drop the option."
+                if error.startswith("unrecognized arguments")
+                else ""
+            ),
         )
     prog = facts.get("prog", "train.py")
     summary = f"{prog} received the launcher's own options ({facts.get('options', '').strip()[:120]})"
@@ -536,6 +543,10 @@ LAUNCH_COMMAND = Recogniser(
         "torchrun: error: ",
         "deepspeed: error: ",
         "launch: error: ",
+        # accelerate's own parsers by name: accelerate_cli.py's top-level one ("Accelerate CLI tool", which reports
+        # the options no subcommand took) and launch.py's when run as accelerate-launch or python -m
+        "Accelerate CLI tool: error: ",
+        "Accelerate launch command: error: ",
         # torch/distributed/run.py and elastic's launch config: torchrun's own checks of its options
         "--local_ranks_filter must be a comma-separated list of integers",
         "Don't use both the '--no-python' flag and the '--module' flag",
@@ -764,7 +775,8 @@ LAUNCH_COMMAND = Recogniser(
         r"(?P<fabric_launch>To use Fabric with more than one device, you must call `\.launch\(\)`[^\n]{0,60})|"
         # the launcher's own argparse (torchrun, deepspeed, accelerate launch); not "launch.py" / "run.py", the
         # progs of python -m torch.distributed.launch/run, which a training script is often named too
-        r"(?:^|\s)(?P<launcher_prog>torchrun|deepspeed|accelerate <command> \[<args>\] launch): "
+        r"(?:^|\s)(?P<launcher_prog>torchrun|deepspeed|accelerate <command> \[<args>\] launch|Accelerate CLI tool|"
+        r"Accelerate launch command): "
         r"error: (?P<launcher_error>[^\n]{1,300})|"
         r"argument --nproc_per_node: invalid int value: (?P<nproc_invalid>'[^'\n]{0,40}')|"
         r"(?P<acc_config_file>The passed configuration file `[^`\n]{1,300}` does not exist)|"

@@ -47,11 +47,24 @@ FAMILY = "builds and installs"
 
 R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
+# bitsandbytes/cextension.py (0.38-0.42) leaves `lib` None where no native library loaded (no GPU torch can see: a
+# Mac, a CPU-only torch; no binary for this CUDA) after warning it "was compiled without GPU support"; its
+# functional.py then calls the library's C functions on None: the 8-bit optimizers' c<optimizer>32bit_grad_*,
+# c<optimizer>_8bit_blockwise_grad_*, the (de)quantizers, the int8 and 4-bit matmuls, cget_managed_ptr
+BNB_LIB_NONE = (
+    r"'NoneType' object has no attribute '(?P<bnb_lib_none>c(?:adam|momentum|rmsprop|lion|adagrad|ademamix|lamb|lars)"
+    r"\w{0,40}_(?:grad|blockwise)\w{0,30}|c(?:de)?quantize_blockwise\w{0,30}|cdequantize_blockwise\w{0,30}|"
+    r"cget_managed_ptr|cprefetch|cfill_fp32|cigemm\w{0,20}|cbatched_igemm|cgemm_4bit_inference\w{0,30}|"
+    r"c(?:de)?quantize_fp4\w{0,20}|c(?:de)?quantize_nf4\w{0,20}|cpercentile_clipping\w{0,20}|"
+    r"cextractOutliers\w{0,20}|cspmm_coo\w{0,20}|cint8_vector_quant|cdouble_rowcol_quant|ctransform\w{0,30})'"
+)
+
 TEMPLATES = (
     "build_tools:importerror-version-glibc-not-found-required",
     "build_tools:the-installed-version-of-bitsandbytes-was",
     "build_tools:the-installed-version-of-bitsandbytes-was-2",
     "build_tools:cuda-setup-failed-despite-gpu-being",
+    "third_party:bitsandbytes-native-library-none",
     "build_tools:warning-xformers-xformers-can-load-cuda",
     "build_tools:importerror-dll-load-failed-while-importing",
     "build_tools:importerror-dll-load-failed",
@@ -67,6 +80,8 @@ ANCHORS = (
     "version `GLIBC_",
     "bitsandbytes was compiled without GPU support",
     "CUDA Setup failed despite GPU being available",
+    # bitsandbytes' C functions (all named c...) called on the library its cextension.py left None
+    "'NoneType' object has no attribute 'c",
     "xFormers can't load C++/CUDA extensions",
     "DLL load failed",
     "or one of its dependencies.",
@@ -80,6 +95,8 @@ ANCHORS = (
 MATCH = R(
     r"version `GLIBC_[\d.]{1,10}' not found|bitsandbytes was compiled without GPU support|"
     r"CUDA Setup failed despite GPU being available|xFormers can't load C\+\+/CUDA extensions|"
+    + BNB_LIB_NONE
+    + r"|"
     r"DLL load failed|Error loading \"[^\"\n]{1,300}\" or one of its dependencies\.|Visual C\+\+ Redistributable is not installed|"
     r"were compiled with different CUDA major versions|operator torchvision::\w{1,60} does not exist|"
     r"Device API \w{1,20} is not enabled\. Please install the cuda version of dgl|"
@@ -89,6 +106,7 @@ FACTS = (
     R(r"version `(?P<glibc>GLIBC_[\d.]{1,10})' not found \(required by (?P<glibc_needer>[^)\n]{1,200})\)"),
     R(r"(?P<bnb_no_gpu>bitsandbytes was compiled without GPU support)"),
     R(r"(?P<bnb_setup>CUDA Setup failed despite GPU being available)"),
+    R(BNB_LIB_NONE),
     R(r"(?P<xformers_mismatch>xFormers can't load C\+\+/CUDA extensions)"),
     R(r"(?P<dll_failed>DLL load failed)(?: while importing (?P<dll_module>[\w.]{1,100}))?"),
     R(
@@ -233,6 +251,18 @@ def explain(facts: dict, ctx_facts: dict) -> tuple[str, str] | None:
             "libbitsandbytes_cudaXYZ.so: `python -m bitsandbytes` says which one it looked for. Upgrade it first "
             "(pip install -U bitsandbytes: later releases choose the library by torch.version.cuda); otherwise add the "
             "toolkit's lib64 to LD_LIBRARY_PATH, or set BNB_CUDA_VERSION to the CUDA of a library it ships.",
+        )
+    if facts.get("bnb_lib_none"):
+        return (
+            f"bitsandbytes' native library is not loaded, so its C function {facts['bnb_lib_none']} was called on "
+            "None: its 8-bit optimizers and quantization cannot run here",
+            "bitsandbytes loads a compiled library for the GPU torch sees; with none (no NVIDIA GPU visible: a "
+            "Mac, a CPU-only torch, CUDA_VISIBLE_DEVICES empty; or no binary for this CUDA) its import only warns "
+            '("compiled without GPU support", above in the log) and the first call fails. Check python -c '
+            "'import torch; print(torch.cuda.is_available(), torch.version.cuda)' and `python -m bitsandbytes`; "
+            "install the CUDA build of torch and a bitsandbytes release with binaries for that CUDA (pip install "
+            "-U bitsandbytes; on Windows 0.43 or later), or, without an NVIDIA GPU, use the optimizer's torch "
+            'version (torch.optim.AdamW instead of bnb.optim.AdamW8bit, optim="adamw_torch" in the Trainer).',
         )
     if facts.get("bnb_no_gpu"):
         return (

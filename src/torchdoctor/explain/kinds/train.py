@@ -56,6 +56,18 @@ def _sampling_nan(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _tensorboard_nan(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "a value written to TensorBoard was NaN or inf (tensorboardX: NaN or Inf found in input tensor.): a "
+        "logged scalar, most often the loss, or a histogram of weights or gradients" + on_ranks(hits),
+        "The writer only reports it and goes on; find which tag it was (the add_scalar / add_histogram call "
+        "just before the warning) and print that value for the same step. If it is the loss or a gradient, "
+        "training diverged: a lower learning rate or warm-up, gradient clipping (clip_grad_norm_), bf16 instead "
+        "of fp16, and a check of the data for NaN (torch.isfinite(batch).all()); "
+        "torch.autograd.set_detect_anomaly(True) names the first backward op that returns NaN.",
+    )
+
+
 def _nan(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("fairseq_min_scale"):
@@ -69,6 +81,20 @@ def _nan(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "(--clip-norm), or train in fp32 (drop --fp16 / --amp; --bf16 where the GPU has it), which does not "
             "overflow at 65504; a NaN the data or the loss makes (a log of 0) prints the same: check a batch "
             "in fp32 first."
+        )
+        return summary, fix
+    if facts.get("min_scale") and facts.get("apex_scaler"):
+        summary = (
+            f"fp16 loss scale fell to {facts['apex_scale']} (apex amp: Gradient overflow. Skipping step): the "
+            "gradients held inf or NaN at every scale" + on_ranks(hits)
+        )
+        fix = (
+            "apex's dynamic loss scaler halves the scale on each step whose gradients overflow; now and then is "
+            "normal, but a scale below 1 means every step overflows: the loss or the activations are already "
+            "inf/NaN in the forward pass, which no scale fixes. Lower the learning rate or add warm-up, clip "
+            "gradients, check a batch in fp32 (opt_level O0) for NaN in the data or the loss; then move from "
+            "apex.amp (deprecated) to torch.autocast with torch.amp.GradScaler, or train in bf16, which does not "
+            "overflow at 65504. To keep apex: amp.initialize(..., min_loss_scale=1.0) stops the halving at 1."
         )
         return summary, fix
     if facts.get("min_scale"):
@@ -86,6 +112,8 @@ def _nan(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return _half_constant(hits)
     if facts.get("sampling_nan"):
         return _sampling_nan(hits)
+    if facts.get("tensorboard_nan") and not facts.get("what"):
+        return _tensorboard_nan(hits)
     what = quote(facts.get("what", "NaN or inf in the loss or gradients"))
     summary = f"the loss or gradients became NaN/inf: {what}" + on_ranks(hits)
     if ctx.facts.get("pure_half"):
@@ -223,6 +251,9 @@ NAN_OVERFLOW = Recogniser(
         "third_party:espnet2-grad-norm-not-finite",
         "third_party:espnet-grad-norm-is-nan",
         "third_party:fairseq-minimum-loss-scale-reached",
+        "third_party:apex-amp-gradient-overflow-skipping-step",
+        "third_party:tensorboardx-nan-or-inf-found",
+        "torch:clip-grad-norm-non-finite-continuing",
         "third_party:fairseq-amp-minimum-loss-scale-reached",
         "third_party:lightning-loss-returned-not-finite",
         "third_party:lightning-detected-nan-inf-parameter",
@@ -281,6 +312,15 @@ NAN_OVERFLOW = Recogniser(
         # a constant past float16's range (65504) written into a Half tensor: a mask fill with -1e9 or
         # float32's min, a score set to 2**30, in a model run in float16
         "value cannot be converted to type at::Half without overflow",
+        # tensorboardX's x2num.check_nan: a value given to the SummaryWriter (add_scalar, add_histogram) that is
+        # NaN or inf; printed as "Warning: ..." (print) or "WARNING:root:..." (logging) and the run goes on
+        "NaN or Inf found in input tensor",
+        # the gradient norm a trainer logs: transformers' Trainer (4.38+, its logs dict), mmcv/mmengine's text logger;
+        # an "inf" alone is left out, as GradScaler's first steps overflow by design
+        "'grad_norm': nan",
+        "grad_norm: nan",
+        # torch 1.9's clip_grad_norm_ before error_if_nonfinite became an error (nn/utils/clip_grad.py)
+        "Non-finite norm encountered in torch.nn.utils.clip_grad_norm_",
     ),
     # apex / DeepSpeed halving the loss scale is normal now and then; down to its minimum (DeepSpeed's default
     # min_loss_scale is 1) or a fraction it means every step overflows
@@ -303,13 +343,22 @@ NAN_OVERFLOW = Recogniser(
             r"iteration=?\s*\d+|Detected inf/nan during batch_number=\d+|"
             r"[Ll]oss['\"]?\s{0,2}(?:=|:|is)\s{0,2}(?:nan|NaN|inf(?:inity|inite)?)\b|"
             r"is non-finite|but found invalid values|input matrix contained non-finite values|"
-            r"[Gg]rad norm is nan\. (?:Skipping updating the model|Do not update model)|"
+            r"[Gg]rad norm is nan\. (?:Skipping updating the model|Do not update model)|'?grad_norm'?: nan\b|"
+            r"Non-finite norm encountered in torch\.nn\.utils\.clip_grad_norm_|"
             r"The loss returned in `training_step` is [^\n]{1,80}?(?=\.(?: |$))|Detected nan and/or inf values in `[^`\n]{1,200}`)"
         ),
         R(r"Minimum loss scale reached \((?P<fairseq_min_scale>[\d.e-]{1,12})\)"),
         R(r"(?P<detector_abort>DebugUnderflowOverflow: inf/nan detected, aborting)"),
         R(r"(?P<sampling_nan>probability tensor contains either `?inf`?, `?nan`? or element < 0)"),
         R(r"(?P<half_constant>value cannot be converted to type at::Half without overflow)"),
+        R(r"(?P<tensorboard_nan>NaN or Inf found in input tensor)"),
+        # apex/amp/handle.py (scale_loss's skip_step; the loss id is missing in apex's first amp, opt.py):
+        # "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 0.03125"; DeepSpeed's own
+        # lines say "[deepspeed]" and "Attempted loss scale"
+        R(
+            r"(?P<apex_scaler>Gradient overflow\.\s+Skipping step, loss scaler (?:\d+ )?reducing loss scale to "
+            r"(?P<apex_scale>[\d.e+-]{1,30}))"
+        ),
         # torchdoctor's detector names the module in its error (numerics/detector.py); transformers' does not
         R(
             r"First inf/nan in (?P<overflow_pass>forward|backward) of (?P<overflow_module>\S*) "
