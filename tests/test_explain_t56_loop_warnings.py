@@ -18,7 +18,11 @@ OOM = (
 @pytest.mark.parametrize(
     ("name", "kind", "words"),
     [
-        ("5868.txt", "find_unused_parameters_unneeded", ["find_unused_parameters=False", "library_version_bug"]),
+        (
+            "5868.txt",
+            "find_unused_parameters_unneeded",
+            ["find_unused_parameters=False", "library_version_bug"],
+        ),
         ("5872.txt", "metric_compute_before_update", ["MeanMetric", "torchmetrics"]),
         ("5879.txt", "log_interval_above_batches", ["(4 batches per epoch, log_every_n_steps=50)"]),
         ("5881.txt", "log_interval_above_batches", ["log_every_n_steps=N"]),
@@ -41,9 +45,21 @@ def test_a_warning_alone_in_a_log_is_its_likely_kind(name, kind, words):
         ("torch_native:lr-scheduler-optimizer-step-overridden", (), "scheduler_before_optimizer_step"),
         ("torch_native:ddp-find-unused-parameters-nothing-unused-1-8", (), "find_unused_parameters_unneeded"),
         ("torch_cpp:find-unused-parameters-true-was-specified", (), "find_unused_parameters_unneeded"),
-        ("third_party:lightning-training-samples-below-log-interval", ("7", "50"), "log_interval_above_batches"),
-        ("third_party:lightning-training-batches-below-log-interval", ("3", "10"), "log_interval_above_batches"),
-        ("third_party:torchmetrics-compute-before-update", ("MulticlassAccuracy",), "metric_compute_before_update"),
+        (
+            "third_party:lightning-training-samples-below-log-interval",
+            ("7", "50"),
+            "log_interval_above_batches",
+        ),
+        (
+            "third_party:lightning-training-batches-below-log-interval",
+            ("3", "10"),
+            "log_interval_above_batches",
+        ),
+        (
+            "third_party:torchmetrics-compute-before-update",
+            ("MulticlassAccuracy",),
+            "metric_compute_before_update",
+        ),
         (
             "torch:this-dataloader-will-create-worker-processes",
             (
@@ -57,7 +73,9 @@ def test_a_warning_alone_in_a_log_is_its_likely_kind(name, kind, words):
     ],
 )
 def test_each_wording_as_its_source_prints_it_reads_alone_and_never_beside_an_error(ident, values, kind):
-    warning = "/usr/lib/python3/site-packages/x.py:12: UserWarning: " + filled(ident, *values).replace("\\n", "\n")
+    warning = "/usr/lib/python3/site-packages/x.py:12: UserWarning: " + filled(ident, *values).replace(
+        "\\n", "\n"
+    )
     found = explained(warning + "\n")
     assert (found.id, found.details["confidence"]) == (f"log.{kind}", "likely"), (ident, found.summary)
     beside = explained(warning + "\n" + OOM)

@@ -23,9 +23,12 @@ R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 def _oversubscribed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     made, cpus = facts.get("workers_created"), facts.get("workers_suggested")
-    numbers = f" ({made} workers, {cpus} suggested for the CPUs this process may use)" if made and cpus else ""
+    numbers = (
+        f" ({made} workers, {cpus} suggested for the CPUs this process may use)" if made and cpus else ""
+    )
     return (
-        "the DataLoader warned that it starts more worker processes than the machine has CPUs for" + numbers
+        "the DataLoader warned that it starts more worker processes than the machine has CPUs for"
+        + numbers
         + ": the workers compete for the CPUs, which slows loading or stalls it (a warning, the run went on)",
         "Lower num_workers to at most the CPUs each process may use: os.sched_getaffinity(0) (or os.cpu_count()) "
         "divided by the processes per machine (--nproc_per_node), since every rank starts its own workers; where "

@@ -191,7 +191,11 @@ GPU_SELECTION = Recogniser(
 def _mismatched(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     weak, strong = facts.get("weak_gpu"), facts.get("strong_gpu")
-    which = f"GPU {weak} has under 75% of GPU {strong}'s memory or cores" if weak and strong else "its GPUs differ"
+    which = (
+        f"GPU {weak} has under 75% of GPU {strong}'s memory or cores"
+        if weak and strong
+        else "its GPUs differ"
+    )
     return (
         f"DataParallel warned that {which}: the run is split evenly across unequal GPUs (a warning, the run went "
         "on)",

@@ -80,7 +80,9 @@ def _log_interval(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     batches, every = facts.get("epoch_batches"), facts.get("log_every")
     numbers = f" ({batches} batches per epoch, log_every_n_steps={every})" if batches and every else ""
     return (
-        "Lightning warned that an epoch has fewer training batches than its logging interval" + numbers + ": no "
+        "Lightning warned that an epoch has fewer training batches than its logging interval"
+        + numbers
+        + ": no "
         "training step is logged within an epoch (a warning, the run went on)",
         "Lower the interval to fit the epoch: Trainer(log_every_n_steps=N) with N at most the batches per epoch "
         "(1 logs every step). The batches per epoch shrink with more GPUs (each rank gets len(dataset) / "
@@ -114,7 +116,8 @@ def _metric_not_updated(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     metric = merged(hits).get("metric_class")
     which = f" {metric}" if metric else ""
     return (
-        f"torchmetrics warned that the metric{which} was computed before any update() reached it" + on_ranks(hits)
+        f"torchmetrics warned that the metric{which} was computed before any update() reached it"
+        + on_ranks(hits)
         + ": its value is the default of an empty state, not one of the data (a warning, the run went on)",
         "Make the object you compute the one you update: keep one metric object per phase as a module "
         "attribute (self.train_acc, self.val_acc; an nn.ModuleDict for many), update it in each step and compute "
