@@ -105,3 +105,38 @@ def test_decord_finding_no_video_stream_is_bad_training_data_to_re_encode():
     assert "re-encode" in found.fix and "check_videos.py" in found.fix
     near = explained("decord._ffi.base.DECORDError: cannot find video file at index 3\n")
     assert near.id != "log.bad_training_data", near.summary
+
+
+# DeepSpeed's skipped steps while the loss scale is still high, and the Trainer's lr 0 meanwhile (transformers#10362)
+def test_the_loss_scale_search_alone_is_a_likely_nan_overflow_that_says_it_is_normal():
+    found = lead("5878.txt")
+    assert (found.id, found.details["confidence"]) == ("log.nan_overflow", "likely"), found.summary
+    assert "down to 2147483648.0" in found.summary and "initial_scale_power" in found.fix
+    assert "edge of its domain" not in found.summary
+
+
+SKIPPED = (
+    "[2023-05-02 10:11:12,345] [INFO] [loss_scaler.py:188:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
+    "Attempted loss scale: 65536, reducing to 32768\n"
+)
+
+
+def test_a_skipped_step_beside_an_error_is_not_the_finding():
+    assert explained(SKIPPED + OOM).id == "log.cuda_oom"
+
+
+# down to a loss scale of 1, every step overflows: the overflow reading, not the search at the start
+def test_a_skipped_step_down_to_scale_one_is_the_overflow_itself():
+    found = explained(SKIPPED.replace("65536, reducing to 32768", "2, reducing to 1"))
+    assert found.id == "log.nan_overflow" and "searching" not in found.summary, found.summary
+
+
+# c10/cuda/CUDAFunctions.cpp's unknown error, as is_available() warns it (apptainer/singularity#5966) and as
+# torch.cuda.init() raises it
+def test_cuda_unknown_error_at_initialisation_is_a_likely_broken_driver_with_the_visible_devices_reading():
+    found = lead("5769.txt")
+    assert (found.id, found.details["confidence"]) == ("log.broken_install", "likely"), found.summary
+    assert "CUDA_VISIBLE_DEVICES changed after the program started" in found.summary
+    assert "nvidia-modprobe" in found.fix and "reinstall the NVIDIA driver" in found.fix
+    raised = explained("RuntimeError: " + filled("torch_native:cuda-unknown-error-at-init-old") + "\n")
+    assert raised.id == "log.broken_install" and raised.details["confidence"] == "likely", raised.summary
