@@ -5,7 +5,8 @@ torch's ``DataLoader`` (``torch/utils/data/dataloader.py``, ``_check_max_num_wor
 suggested max number of worker in current system is 4, which is smaller than what this DataLoader is going to
 create. Please be aware that excessive worker creation might get DataLoader running slow or even freeze, lower the
 worker number to avoid potential slowness/freeze if necessary." (with " (`cpuset` is not taken into account)" after
-the number where the CPU affinity could not be read). The suggestion is the CPUs this process may use. Every rank of
+the number where the CPU affinity could not be read; "DataLoader is not able to compute a suggested max number of
+worker in current system." where the CPUs could not be counted, which is no finding). The suggestion is the CPUs this process may use. Every rank of
 a distributed run starts its own workers, so a num_workers fine on one GPU oversubscribes the CPUs on eight:
 training slower with more GPUs (SlongLiu/query2labels#9, DigitalPhonetics/IMS-Toucan#95). A warning: a finding
 only where the log shows no error (``fallback``), and only likely.
@@ -41,7 +42,9 @@ def _oversubscribed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 WORKERS_OVERSUBSCRIBED = Recogniser(
     kind="dataloader_workers_oversubscribed",
     title="more DataLoader workers than CPUs",
-    anchors=("worker processes in total. Our suggested max number of worker",),
+    anchors=("worker processes in total.",),
+    # the same warning where the CPUs could not be counted says nothing of too many workers
+    reject=R(r"not able to compute a suggested max number of worker"),
     templates=("torch:this-dataloader-will-create-worker-processes",),
     facts=(
         R(

@@ -1,5 +1,6 @@
-"""Warnings of a training loop that runs but not as meant: the learning rate's first value skipped, no training
-step logged, a metric computed from no update.
+"""Warnings of a training loop that runs but not as meant (a schedule, a log, a metric).
+
+The learning rate's first value skipped, no training step logged, a metric computed from no update.
 
 Users bring these after a run that "works but is wrong" (a schedule off by one step, an empty loss curve, one
 rank's metric unlike the others'), the warning being the only line of the log that says why. None stops a run,

@@ -364,6 +364,9 @@ NAN_OVERFLOW = Recogniser(
     # a step skipped while the loss scale is still high, and the lr 0 reported meanwhile, are every fp16 run's
     # first steps: a finding only where the log shows no error
     fallback_facts=("scale_search", "scale_search_lr"),
+    # a skipped step alone is every fp16 run's start (DeepSpeed's hysteresis lines too): a reading only beside the
+    # symptom users bring, the Trainer's lr 0
+    requires_beside=(("scale_search", ("lr_before_first_step",)),),
     also=(
         Alternative(
             "nan_at_zero",
@@ -393,6 +396,11 @@ NAN_OVERFLOW = Recogniser(
 # line, or a model cast to half in a traceback's source line
 CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
     ("half", R(r"(?P<pure_half>--precision[= ]['\"]?half\b|\bmodel\.half\(\))")),
+    # transformers' Trainer reporting lr=0 before any optimizer step: what users of a loss-scale search see
+    (
+        "tried to get lr value before",
+        R(r"(?P<lr_before_first_step>tried to get lr value before scheduler/optimizer started stepping)"),
+    ),
     # the overflow detector's first lines about the module it stopped at (numerics/detector.py's detect_overflow,
     # transformers' debug_utils): "input[0] has infs" says the value was already bad on the way in
     ("] has infs", R(r"^(?:\[\w+\]:\s?)?(?P<overflow_input>input\[\d+\]) has infs$")),
