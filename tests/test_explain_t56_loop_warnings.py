@@ -140,3 +140,13 @@ def test_cuda_unknown_error_at_initialisation_is_a_likely_broken_driver_with_the
     assert "nvidia-modprobe" in found.fix and "reinstall the NVIDIA driver" in found.fix
     raised = explained("RuntimeError: " + filled("torch_native:cuda-unknown-error-at-init-old") + "\n")
     assert raised.id == "log.broken_install" and raised.details["confidence"] == "likely", raised.summary
+
+
+# transformers' Whisper refusing labels past its decoder (huggingface/transformers#33196), filled as forward fills it
+def test_whisper_labels_past_the_decoder_are_a_sequence_too_long_naming_the_length():
+    found = explained(
+        "ValueError: " + filled("third_party:whisper-labels-exceed-max-target-positions", "512", "448")
+    )
+    assert found.id == "log.sequence_too_long", found.summary
+    assert "512" in found.summary and "448" in found.fix
+
