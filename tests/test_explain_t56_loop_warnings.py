@@ -149,4 +149,3 @@ def test_whisper_labels_past_the_decoder_are_a_sequence_too_long_naming_the_leng
     )
     assert found.id == "log.sequence_too_long", found.summary
     assert "512" in found.summary and "448" in found.fix
-
