@@ -161,6 +161,9 @@ class Recogniser:
     also: tuple[Alternative, ...] = ()
     # a finding only when nothing else in the log is: a warning that healthy exits print too
     fallback: bool = False
+    # facts that make one hit a warning of this kind (a line healthy runs print too, as ``fallback`` is for a whole
+    # kind): a hit holding one counts only where the log shows no error and no other kind (verdict.py)
+    fallback_facts: tuple[str, ...] = ()
     # read only on a line torch's own "[rankN]:" prefix starts (init_process_group's excepthook: the process had
     # made its process group when it raised)
     prefixed: bool = False
@@ -168,6 +171,13 @@ class Recogniser:
     # when the code that asked for it is that package's own, the kind when it is another installed package's;
     # "" keeps this kind): whose code asked for a name decides whose release it is (kinds/asking_frame.py)
     kind_by_asker: tuple[tuple[str, str, str, str], ...] = ()
+
+    def only_warned(self, hits: list[Hit]) -> bool:
+        """Whether ``hits`` are only this kind's warnings: a ``fallback`` kind, or every hit holding one of its
+        ``fallback_facts``."""
+        return self.fallback or bool(
+            self.fallback_facts and all(any(f in h.facts for f in self.fallback_facts) for h in hits)
+        )
 
     def kind_of(self, facts: Facts) -> str:
         """The kind a hit with ``facts`` counts for: this one, unless ``kind_by_asker`` says the code that asked

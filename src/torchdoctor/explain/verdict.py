@@ -128,11 +128,19 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
     first = first_failure.initiating(raised, root_rank)
     # the exit warning with the watchdog timing out after it, no exception: the process hung at exit
     at_exit = first is None and ranks_kind.exit_hang(by_kind, ctx)
-    if first is not None or any(not BY_KIND[k].fallback for k in by_kind):
-        # a warning healthy exits print too says nothing beside a failure the log does show
+    if first is not None or any(not BY_KIND[k].only_warned(h) for k, h in by_kind.items()):
+        # a warning healthy exits print too says nothing beside a failure the log does show (a fallback kind, or
+        # a kind's hits on its fallback_facts)
         by_kind = {
             k: h for k, h in by_kind.items() if not BY_KIND[k].fallback or (at_exit and k == "shutdown_hang")
         }
+        for kind, kind_hits in list(by_kind.items()):
+            facts = BY_KIND[kind].fallback_facts
+            kept = [h for h in kind_hits if not any(f in h.facts for f in facts)] if facts else kind_hits
+            if kept:
+                by_kind[kind] = kept
+            else:
+                del by_kind[kind]
     roles = {kind: role(kind, kind_hits) for kind, kind_hits in by_kind.items()}
     sure = {kind: BY_KIND[kind].confidence(kind_hits, ctx) for kind, kind_hits in by_kind.items()}
     # a certain cause leads a likely one (stable: earliest first within each)

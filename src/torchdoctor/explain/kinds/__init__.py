@@ -46,6 +46,7 @@ from torchdoctor.explain.kinds import (
     data_paths,
     dataloader_options,
     dataloader_timeout,
+    dataloader_workers,
     dataset_catalog,
     dataset_classes,
     dataset_verification,
@@ -102,6 +103,7 @@ from torchdoctor.explain.kinds import (
     library_arguments,
     lightning_calls,
     linear_algebra,
+    loop_warnings,
     loss_values,
     lost_stderr,
     lr_scheduler_config,
@@ -304,6 +306,8 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *monitored_metrics.RECOGNISERS,
     *watchdog_report.RECOGNISERS,
     *warnings_alone.RECOGNISERS,
+    *loop_warnings.RECOGNISERS,  # a loop that runs but not as meant (warnings: only where nothing failed)
+    *dataloader_workers.RECOGNISERS,
     *distributions.RECOGNISERS,
     *op_size_limits.RECOGNISERS,
     *masked_gradients.RECOGNISERS,
@@ -349,6 +353,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     nccl.NCCL_VERSION_MISMATCH,
     gpus.DUPLICATE_GPU,
     gpus.GPU_SELECTION,
+    gpus.MISMATCHED_GPUS,  # DataParallel's imbalance warning alone (GPU_SELECTION: with an NCCL failure)
     gpus.GPUS_REQUESTED_NOT_VISIBLE,
     gpus.GPU_P2P,
     comm.NETWORK_FAULT,

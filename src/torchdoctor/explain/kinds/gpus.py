@@ -143,9 +143,8 @@ GPU_SELECTION = Recogniser(
         "torch:inconsistent-compute-device-and-device-id",
         # lightning/fabric/strategies/ddp.py: devices chosen by index that are not the local ranks' GPUs
         "lightning:the-selected-device-indices-don-match",
-        # torch/nn/parallel/data_parallel.py (_check_balance): GPUs of unequal size in one DataParallel, here
-        # only when an NCCL failure follows within the lines after it
-        "torch_native:dataparallel-imbalance-between-gpus",
+        # torch/nn/parallel/data_parallel.py (_check_balance)'s warning is MISMATCHED_GPUS' template; read here
+        # too when an NCCL failure follows within the lines after it
         # torch/cuda/__init__.py _parse_visible_devices (ROCm): HIP_VISIBLE_DEVICES indexes into the GPUs
         # ROCR_VISIBLE_DEVICES leaves, so it cannot list more of them
         "torch:hip-visible-devices-contains-more-devices",
@@ -186,6 +185,44 @@ GPU_SELECTION = Recogniser(
     ),
     absorbs=("nccl_error", "nccl_system_error"),
     describe=_gpu_selection,
+)
+
+
+def _mismatched(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    weak, strong = facts.get("weak_gpu"), facts.get("strong_gpu")
+    which = (
+        f"GPU {weak} has under 75% of GPU {strong}'s memory or cores"
+        if weak and strong
+        else "its GPUs differ"
+    )
+    return (
+        f"DataParallel warned that {which}: the run is split evenly across unequal GPUs (a warning, the run went "
+        "on)",
+        "DataParallel gives every GPU an equal share of each batch, so the weakest GPU sets the pace and runs out "
+        "of memory first: training slower with both GPUs than with the strong one alone, or out of memory on the "
+        f"small one. Leave the weak GPU out: CUDA_VISIBLE_DEVICES={strong or '<the strong GPU>'} python train.py, "
+        "or DataParallel(model, device_ids=[...]) listing only matched GPUs (nvidia-smi lists them; a display GPU "
+        "is often the small one). For several GPUs, DistributedDataParallel over GPUs of one model is the "
+        "recommended way.",
+    )
+
+
+MISMATCHED_GPUS = Recogniser(
+    kind="mismatched_gpus",
+    title="DataParallel over unequal GPUs",
+    anchors=("There is an imbalance between your GPUs",),
+    templates=("torch_native:dataparallel-imbalance-between-gpus",),
+    span=2,
+    facts=(
+        R(
+            r"You may want to exclude GPU (?P<weak_gpu>\d+) which\s+has less than 75% of the memory or cores of GPU "
+            r"(?P<strong_gpu>\d+)"
+        ),
+    ),
+    confirm=lambda hits, ctx: False,  # a warning: what the user saw (slow, out of memory) is not in it
+    fallback=True,
+    describe=_mismatched,
 )
 
 

@@ -127,6 +127,13 @@ SEQUENCE_OVER_MAX = R(
 )
 POSITION_LOOKUP = R(r"(?P<position_lookup>position_embeddings\()")
 CLIP_CONTEXT = R(r"is too long for context length (?P<clip_context>\d+)")
+# transformers' Whisper (models/whisper/modeling_whisper.py WhisperForConditionalGeneration.forward, 4.45+:
+# huggingface/transformers#33196): labels longer than the decoder's positions (max_target_positions, 448), which
+# before it indexed past the decoder's position embedding, on CUDA a device-side assert in IndexKernel.cu
+LABELS_OVER_DECODER = R(
+    r"Labels' sequence length (?P<label_len>\d+) cannot exceed the maximum allowed length of (?P<label_max>\d+) "
+    r"tokens"
+)
 # a table of a position table's size (BERT's 512, RoBERTa's 514, GPT-2's 1024, ...): no vocabulary is that small
 POSITION_ROWS = R(r"out of table with (?P<position_rows>5[01]\d|10[0-2]\d|20[4-5]\d|40[89]\d|819\d) rows")
 
@@ -177,6 +184,17 @@ EMBEDDING_INDEX_RANGE = Recogniser(
 def _too_long(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     seq, most = ctx.facts.get("seq_len"), ctx.facts.get("seq_max")
     context = ctx.facts.get("clip_context")
+    labels, decoder = ctx.facts.get("label_len"), ctx.facts.get("label_max")
+    if labels and not seq:
+        return (
+            f"labels of {labels} tokens, longer than the decoder's {decoder} positions (Whisper's "
+            "max_target_positions)" + on_ranks(hits),
+            f"Keep every label sequence at most {decoder} tokens: drop the longer examples before training "
+            f"(dataset.filter(lambda x: len(x['labels']) <= {decoder})) or truncate them when tokenizing "
+            f"(tokenizer(text, truncation=True, max_length={decoder})); long transcripts can be split with their "
+            "audio into shorter segments. transformers before 4.45 does not check this: on CUDA the same labels "
+            "fail as a device-side assert in IndexKernel.cu.",
+        )
     if context and not seq:
         return (
             f"a text longer than CLIP's context of {context} tokens was tokenized" + on_ranks(hits),
@@ -203,18 +221,22 @@ def _too_long(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 SEQUENCE_TOO_LONG = Recogniser(
     kind="sequence_too_long",
-    templates=(*_TEMPLATES, "third_party:clip-input-too-long-for-context"),
+    templates=(
+        *_TEMPLATES,
+        "third_party:clip-input-too-long-for-context",
+        "third_party:whisper-labels-exceed-max-target-positions",
+    ),
     title="a sequence longer than the position embeddings",
-    anchors=(*_ANCHORS, "is too long for context length"),
-    match=R(_EMBEDDING.pattern + "|" + CLIP_CONTEXT.pattern),
-    requires=("seq_len", "position_lookup", "position_rows", "clip_context"),
-    confirm=lambda hits, ctx: "seq_len" in ctx.facts,
+    anchors=(*_ANCHORS, "is too long for context length", "cannot exceed the maximum allowed length of"),
+    match=R(_EMBEDDING.pattern + "|" + CLIP_CONTEXT.pattern + "|" + LABELS_OVER_DECODER.pattern),
+    requires=("seq_len", "position_lookup", "position_rows", "clip_context", "label_len"),
+    confirm=lambda hits, ctx: "seq_len" in ctx.facts or "label_len" in ctx.facts,
     also=(
         Alternative(
             "embedding_index_range",
             "a token id at or above the vocabulary size",
             "After adding tokens to the tokenizer call model.resize_token_embeddings(len(tokenizer)).",
-            unless=("clip_context",),
+            unless=("clip_context", "label_len"),
         ),
         Alternative(
             "library_version_bug",
@@ -279,4 +301,5 @@ CONTEXT = (
     ("position_embeddings(", POSITION_LOOKUP),
     ("out of table with", POSITION_ROWS),
     ("is too long for context length", CLIP_CONTEXT),
+    ("cannot exceed the maximum allowed length of", LABELS_OVER_DECODER),
 )

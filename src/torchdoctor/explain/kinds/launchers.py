@@ -15,6 +15,7 @@ import re
 from torchdoctor.explain import printed_versions
 from torchdoctor.explain.kinds import (
     compiled_ops,
+    cuda_init,
     extension_packages,
     installers,
     missing_packages,
@@ -1170,6 +1171,8 @@ def _install_line(module: str) -> str:
 
 def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("cuda_init_unknown"):
+        return cuda_init.explain(hits)
     if facts.get("backend"):
         summary, fix = missing_packages.explain_backend(facts)
         return summary + on_ranks(hits), fix
@@ -1330,6 +1333,8 @@ MISSING_LAUNCHER = Recogniser(
         *simulators.MAP_ANCHORS,
         # setuptools-scm: a project versioned from git, installed from a tree without git (installers.py)
         *installers.SCM_ANCHORS,
+        # CUDA's "unknown error" at torch's first call to the driver: the host's driver state (cuda_init.py)
+        *cuda_init.ANCHORS,
     ),
     # a submodule of a library whose modules move between releases is a version, not a missing package
     # (kinds/versions.py reads it): "No module named 'torch._six'"
@@ -1343,6 +1348,8 @@ MISSING_LAUNCHER = Recogniser(
         + simulators.MAP.pattern
         + "|"
         + installers.SCM.pattern
+        + "|"
+        + cuda_init.FACT.pattern
     ),
     templates=(
         "system:slurm-execve-no-such-file",
@@ -1366,12 +1373,14 @@ MISSING_LAUNCHER = Recogniser(
         *missing_packages.BACKEND_TEMPLATES,
         *simulators.MAP_TEMPLATES,
         *installers.SCM_TEMPLATES,
+        *cuda_init.TEMPLATES,
     ),
     # a module the run cannot import is as often a package never installed as a launcher from another
     # environment (its workers run its own Python): only likely, and the fix says how to tell them apart
     # a map not found may also be an SC2PATH set to another installation or a map renamed between releases
     # setuptools-scm's line does not say whether the tree lacks .git or the machine lacks git
-    generic=("No module named '", *simulators.MAP_ANCHORS, *installers.SCM_ANCHORS),
+    # CUDA's unknown error names no cause of its own; the message itself guesses another (cuda_init.py)
+    generic=("No module named '", *simulators.MAP_ANCHORS, *installers.SCM_ANCHORS, *cuda_init.ANCHORS),
     confirm=_not_an_old_torch,
     also=(
         Alternative(
@@ -1381,6 +1390,7 @@ MISSING_LAUNCHER = Recogniser(
             "--use_env (older), or upgrade torch to 1.10 or later.",
             when=("torchrun_missing",),
         ),
+        *cuda_init.ALSO,
     ),
     facts=(
         R(
@@ -1400,6 +1410,7 @@ MISSING_LAUNCHER = Recogniser(
         missing_packages.BACKEND,
         simulators.MAP,
         installers.SCM,
+        cuda_init.FACT,
     ),
     describe=_missing_launcher,
 )

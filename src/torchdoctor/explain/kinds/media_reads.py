@@ -11,7 +11,13 @@
   splatting tools (LLFF's ``imgs2poses.py``, nerfstudio, the splatting repositories' ``convert.py``) run it to get
   camera poses before training. Likely: mapper options stricter than the defaults fail the same way.
 
-``datasets.BAD_TRAINING_DATA`` reads both beside its other faulty data: one recogniser per kind.
+- decord's ``src/video/video_reader.cc`` (``VideoReader`` opening a file, 0.x) checks FFmpeg's
+  ``av_find_best_stream``: "Check failed: st_nb >= 0 (-1381258232 vs. 0) ERROR cannot find video stream with wanted
+  index: -1", raised as ``DECORDError``: the file opened but FFmpeg found no video stream in it — a download cut
+  short, a container whose metadata is damaged, an audio-only file (open-mmlab/mmaction2#1001). A video path that
+  does not exist is "ERROR opening: <path>, No such file or directory" (``data_paths.py``).
+
+``datasets.BAD_TRAINING_DATA`` reads these beside its other faulty data: one recogniser per kind.
 """
 
 from __future__ import annotations
@@ -25,11 +31,17 @@ R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 TEMPLATES = (
     "third_party:librosa-invalid-shape-monophonic",
     "third_party:colmap-failed-to-create-sparse-model",
+    "third_party:decord-cannot-find-video-stream",
 )
-ANCHORS = ("Invalid shape for monophonic audio", "failed to create sparse model")
+ANCHORS = (
+    "Invalid shape for monophonic audio",
+    "failed to create sparse model",
+    "cannot find video stream with wanted index",
+)
 FACT = R(
     r"(?P<media_read>Invalid shape for monophonic audio: ndim=(?P<audio_ndim>\d+), shape=(?P<audio_shape>\([\d, ]{1,40}\))"
-    r"|(?P<colmap_no_model>failed to create sparse model))"
+    r"|(?P<colmap_no_model>failed to create sparse model)"
+    r"|(?P<video_no_stream>cannot find video stream with wanted index))"
 )
 
 ALSO = (
@@ -44,7 +56,17 @@ ALSO = (
 
 
 def explain(hits: list[Hit]) -> tuple[str, str]:
-    """The summary and fix for audio with channels where mono is needed, or images COLMAP cannot reconstruct."""
+    """The summary and fix for audio with channels where mono is needed, images COLMAP cannot reconstruct, or a
+    video with no stream decord can decode."""
+    if first(hits, "video_no_stream"):
+        return (
+            "decord found no video stream in a file of the data: the video is damaged (a download cut short, "
+            "broken container metadata) or holds no video at all" + on_ranks(hits),
+            "Find the broken files and re-encode or drop them: ffprobe -v error -select_streams v:0 "
+            "-show_entries stream=codec_name <file> prints nothing for such a file (mmaction2: "
+            "tools/analysis_tools/check_videos.py lists them all); re-encode one with ffmpeg -i in.mp4 -c:v libx264 "
+            "out.mp4, or download it again, or remove it from the annotation list.",
+        )
     if first(hits, "colmap_no_model"):
         return (
             "COLMAP's mapper built no sparse model from the images: it found no pair of views it could start "

@@ -68,8 +68,27 @@ def _tensorboard_nan(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _loss_scale_search(hits: list[Hit]) -> tuple[str, str]:
+    """Steps skipped while fp16's dynamic loss scale is still searched down from its start: the log's only lines."""
+    scales = sorted({h.facts["scale_to"] for h in hits if h.facts.get("scale_to")}, key=float)
+    lowest = f" (down to {scales[0]} so far)" if scales else ""
+    return (
+        "fp16's dynamic loss scale is searching for its value: the first steps overflowed and were skipped, the "
+        f"loss scale halved each time{lowest}, and no optimizer step has run yet, so the learning rate reads 0 "
+        "(normal at the start; no error in this log)" + on_ranks(hits),
+        "Nothing to change while the skips stop after a few steps: DeepSpeed starts the loss scale at "
+        '2**initial_scale_power (2**32 by default, "fp16": {"initial_scale_power": 16} starts lower and '
+        "skips fewer) and halves it on every overflow, and transformers' Trainer logs learning_rate 0 until the "
+        "first step is taken. If the steps keep being skipped and the loss scale falls towards 1 (min_loss_scale), "
+        "the gradients overflow at every scale: lower the learning rate, clip gradients, or train in bf16 "
+        '("bf16": {"enabled": true}) where the GPU has it.',
+    )
+
+
 def _nan(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if all("scale_search" in h.facts or "scale_search_lr" in h.facts for h in hits):
+        return _loss_scale_search(hits)
     if facts.get("fairseq_min_scale"):
         summary = (
             f"fp16 loss scale hit fairseq's minimum ({facts['fairseq_min_scale']}): the gradients held inf or NaN "
@@ -244,6 +263,11 @@ NAN_OVERFLOW = Recogniser(
         # deepspeed/runtime/fp16/loss_scaler.py, fused_optimizer.py: a step skipped at the minimum scale (1)
         "deepspeed:deepspeed-fp16-dynamic-loss-scale-overflow",
         "deepspeed:attempted-loss-scale-reducing-to",
+        # deepspeed/runtime/fp16/loss_scaler.py and zero/stage3.py: a step skipped; transformers/trainer.py
+        # (_get_learning_rate under DeepSpeed): the lr asked before the first optimizer step, reported as 0
+        "deepspeed:deepspeed-overflow-rank-skipping-step",
+        "deepspeed:deepspeed-overflow-rank-skipping-step-attempted",
+        "transformers:tried-to-get-lr-value-before",
         # aten BatchLinearAlgebra.cpp: an SVD of a matrix holding NaN/inf (Reference LAPACK 3.10+ says so)
         "torch_native:linalg-svd-non-finite",
         # ESPnet's trainers skipping a step whose clipped gradient norm is NaN: espnet2/train/trainer.py, and the
@@ -296,6 +320,10 @@ NAN_OVERFLOW = Recogniser(
         "but found invalid values",
         "Gradient overflow",
         "Attempted loss scale: ",
+        # DeepSpeed's skipped step ("[deepscale]" before 0.3.x's rename) and transformers' Trainer reporting lr=0
+        # while no optimizer step has run yet: fp16's loss-scale search at the start (fallback_facts below)
+        "OVERFLOW! Rank ",
+        "tried to get lr value before scheduler/optimizer started stepping",
         "because the input matrix contained non-finite values",
         # ESPnet: "The grad norm is nan. Skipping updating the model." (espnet2), "grad norm is nan. Do not update
         # model." (espnet1); the "inf" one is left out: under fp16 GradScaler's first steps overflow by design
@@ -331,9 +359,20 @@ NAN_OVERFLOW = Recogniser(
         r"(?i:\b(?:best|min|minimum|lowest|prev|previous)[_ .][^\n:=,]{0,30}?loss['\"]?\s{0,2}[:=]\s{0,2}inf\b)|"
         r"[Ll]oss['\"]?\s{0,2}(?:=|:|is)\s{0,2}inf(?!ini(?:ty|te))[a-z]))|"
         r"reducing loss scale to (?:0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)\b|"
-        r"Attempted loss scale: [^\n]{0,40}reducing to (?:1(?:\.0+)?|0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)(?![\d.])"
+        r"Attempted loss scale: [^\n]{0,40}reducing to (?:1(?:\.0+)?|0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)(?![\d.])|"
+        # a step skipped while the scale is still high: the dynamic loss scale searching down from 2**32 (or
+        # initial_scale_power), every fp16 run's first steps; the same line down to 1 is the branch above
+        r"(?P<scale_search>OVERFLOW! Rank \d+ Skipping step\.)(?![^\n]{0,80}reducing to (?:1(?:\.0+)?|0(?:\.\d+)?|"
+        r"\d(?:\.\d+)?e-\d+)(?![\d.]))"
     ),
     facts=(
+        # the first alternative of `match` takes this line (it holds none of the words it keeps out)
+        R(
+            r"(?P<scale_search_lr>tried to get lr value before scheduler/optimizer started stepping, returning lr=0)"
+        ),
+        R(
+            r"OVERFLOW! Rank \d+ Skipping step\. Attempted loss scale: [\d.e+]{1,24}, reducing to (?P<scale_to>[\d.e+]{1,24})"
+        ),
         R(
             r"(?P<min_scale>loss scale already at minimum|reducing loss scale to (?:0(?:\.\d+)?|\d(?:\.\d+)?e-\d+)\b|"
             r"Attempted loss scale: [^\n]{0,40}reducing to (?:1(?:\.0+)?|0(?:\.\d+)?)(?![\d.]))"
@@ -371,6 +410,12 @@ NAN_OVERFLOW = Recogniser(
     # of its domain (sqrt or a norm of 0, log of 0, 0/0) or NaN in the data prints the same lines in fp32 too;
     # only a model trained in float16 as a whole (the log says so) makes the overflow the log's own reading
     confirm=lambda hits, ctx: "pure_half" in ctx.facts,
+    # a step skipped while the loss scale is still high, and the lr 0 reported meanwhile, are every fp16 run's
+    # first steps: a finding only where the log shows no error
+    fallback_facts=("scale_search", "scale_search_lr"),
+    # a skipped step alone is every fp16 run's start (DeepSpeed's hysteresis lines too): a reading only beside the
+    # symptom users bring, the Trainer's lr 0
+    requires_beside=(("scale_search", ("lr_before_first_step",)),),
     also=(
         Alternative(
             "nan_at_zero",
@@ -381,7 +426,7 @@ NAN_OVERFLOW = Recogniser(
             "torch.autograd.set_detect_anomaly(True) the first backward that returns NaN is named "
             "(SqrtBackward0, LogBackward0, DivBackward0).",
             # a constant past float16's range is no NaN of an op's domain
-            unless=("half_constant",),
+            unless=("half_constant", "scale_search", "scale_search_lr"),
         ),
         Alternative(
             "bad_training_data",
@@ -389,7 +434,7 @@ NAN_OVERFLOW = Recogniser(
             "Check each batch before the model: torch.isfinite(x).all() for inputs and targets (and the "
             "dataset's normalisation statistics); fix or drop the samples that fail.",
             # generation's probabilities and a constant written into a tensor are the model's, not the data's
-            unless=("half_constant", "sampling_nan"),
+            unless=("half_constant", "sampling_nan", "scale_search", "scale_search_lr"),
         ),
     ),
     describe=_nan,
@@ -400,6 +445,11 @@ NAN_OVERFLOW = Recogniser(
 # line, or a model cast to half in a traceback's source line
 CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
     ("half", R(r"(?P<pure_half>--precision[= ]['\"]?half\b|\bmodel\.half\(\))")),
+    # transformers' Trainer reporting lr=0 before any optimizer step: what users of a loss-scale search see
+    (
+        "tried to get lr value before",
+        R(r"(?P<lr_before_first_step>tried to get lr value before scheduler/optimizer started stepping)"),
+    ),
     # the overflow detector's first lines about the module it stopped at (numerics/detector.py's detect_overflow,
     # transformers' debug_utils): "input[0] has infs" says the value was already bad on the way in
     ("] has infs", R(r"^(?:\[\w+\]:\s?)?(?P<overflow_input>input\[\d+\]) has infs$")),

@@ -14,11 +14,17 @@ log shows no failure (``fallback``) and only likely:
   happens when there is high memory pressure ...": the caching allocator ran out of GPU memory and freed its cache
   to retry, n times in one step, each a synchronisation across the ranks (jzhang38/EasyContext#11,
   LLaVA-VL/LLaVA-NeXT#247).
+- DDP's reducer again (``reducer.cpp``, a ``TORCH_WARN_ONCE`` after the first backward): "find_unused_parameters=True
+  was specified in DDP constructor, but did not find any unused parameters in the forward pass. This flag results in
+  an extra traversal of the autograd graph every iteration, ..." (torch 1.8-1.9 without "in the forward pass" and
+  with "a false positive your model has"): the flag costs a walk of the graph every step for nothing. transformers'
+  Trainer of early 2021 set it always once the model was wrapped (huggingface/transformers#9802, fixed in the
+  release after); later Trainers take ddp_find_unused_parameters.
 """
 
 from __future__ import annotations
 
-from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, merged, on_ranks
 
 FAMILY = "DDP, FSDP and where tensors are"
 
@@ -88,4 +94,38 @@ CACHE_FLUSHES = Recogniser(
 )
 
 
-RECOGNISERS = (GRAD_STRIDES, CACHE_FLUSHES)
+def _unused_unneeded(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "DDP warned that find_unused_parameters=True was set but no parameter went unused: every step walks the "
+        "autograd graph once more for nothing (a performance warning, not an error)" + on_ranks(hits),
+        "Turn the flag off where every parameter gets a gradient each step: DistributedDataParallel(model, "
+        "find_unused_parameters=False) (its default); Lightning: strategy='ddp' instead of "
+        "'ddp_find_unused_parameters_true'; transformers' Trainer: ddp_find_unused_parameters=False (the Trainer "
+        "of transformers 4.2 set it True for every wrapped model: upgrade). The extra traversal is a common "
+        "reason a run gets slower with more GPUs. Keep the flag if later steps do leave parameters unused (a "
+        "branch taken only sometimes): the warning says so itself, it may be a false positive then.",
+    )
+
+
+FIND_UNUSED_UNNEEDED = Recogniser(
+    kind="find_unused_parameters_unneeded",
+    title="DDP's find_unused_parameters set where nothing is unused",
+    anchors=("was specified in DDP constructor, but did not find any unused parameters",),
+    templates=(
+        "torch_cpp:find-unused-parameters-true-was-specified",
+        "torch_native:ddp-find-unused-parameters-nothing-unused-1-8",
+    ),
+    confirm=lambda hits, ctx: False,  # a warning: slower, not failed
+    fallback=True,
+    also=(
+        Alternative(
+            "library_version_bug",
+            "a transformers Trainer of early 2021 setting find_unused_parameters=True for every model it wraps in DDP",
+            "pip install -U transformers (later Trainers set it from ddp_find_unused_parameters).",
+        ),
+    ),
+    describe=_unused_unneeded,
+)
+
+
+RECOGNISERS = (GRAD_STRIDES, CACHE_FLUSHES, FIND_UNUSED_UNNEEDED)

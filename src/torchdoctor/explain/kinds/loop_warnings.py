@@ -1,0 +1,151 @@
+"""Warnings of a training loop that runs but not as meant (a schedule, a log, a metric).
+
+The learning rate's first value skipped, no training step logged, a metric computed from no update.
+
+Users bring these after a run that "works but is wrong" (a schedule off by one step, an empty loss curve, one
+rank's metric unlike the others'), the warning being the only line of the log that says why. None stops a run,
+so each is a finding only where the log shows no error (``fallback``: beside an exception or a failed exit the
+error is the finding), and only likely: the warning says a condition, not the symptom the user saw.
+
+- torch's ``LRScheduler.step`` (``torch/optim/lr_scheduler.py``, 1.1+, a ``UserWarning``): "Detected call of
+  `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, you should call them in the
+  opposite order ..." where the optimizer has not stepped yet when the scheduler does; and "Seems like
+  `optimizer.step()` has been overridden after learning rate scheduler initialization ..." where the counter it
+  reads was replaced. Under fp16 a GradScaler (or apex / DeepSpeed's loss scaler) skips ``optimizer.step()`` on the
+  first steps whose gradients overflow while it searches its scale, and a loop that steps the scheduler anyway
+  prints it (huggingface/transformers#11106, fixed in #11144): harmless there; in a loop written in the pre-1.1
+  order, the schedule runs one step ahead.
+- Lightning's fit loop (``trainer/data_loading.py`` in 1.x: "The number of training samples ..."; 1.6+
+  ``loops/fit_loop.py``, a ``PossibleUserWarning``: "The number of training batches (4) is smaller than the
+  logging interval Trainer(log_every_n_steps=50). Set a lower value for log_every_n_steps if you want to see logs
+  for the training epoch."): an epoch shorter than the logging interval writes no training-step log within it
+  (rhasspy/piper#664, MUST-Deep-Learning/KnowIt#228); more GPUs shorten each rank's epoch and bring it on.
+- torchmetrics' ``Metric.compute`` (``torchmetrics/metric.py`` ``_wrap_compute``, 0.x-1.x): "The ``compute`` method
+  of metric <Class> was called before the ``update`` method which may lead to errors, as metric states have not
+  yet been updated.": the object computed saw no ``update`` on this rank — another copy was updated (one metric
+  object shared or re-created per phase, Lightning-AI/pytorch-lightning#8350), a rank got no batch, or
+  torchmetrics 1.2.x's false warning for ``RunningMean`` / ``RunningSum`` through their inner metric
+  (Lightning-AI/torchmetrics#2264, fixed in 1.3).
+"""
+
+from __future__ import annotations
+
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, merged, on_ranks
+
+FAMILY = "a script's own mistakes"
+
+R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
+
+
+def _scheduler_first(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    overridden = any("step_overridden" in h.facts for h in hits)
+    what = (
+        "torch warned that optimizer.step() was replaced after the learning rate scheduler was made, so it cannot "
+        "tell whether the optimizer stepped before the scheduler"
+        if overridden
+        else "torch warned that lr_scheduler.step() ran before any optimizer.step()"
+    )
+    return (
+        what + ": the schedule's first value is skipped (a warning, the run went on)" + on_ranks(hits),
+        "Two causes print it. Under fp16 (torch.cuda.amp's GradScaler, apex or DeepSpeed's loss scaler) the "
+        "scaler skips optimizer.step() on the first steps whose gradients hold inf/NaN while it searches its loss "
+        "scale, and the loop steps the scheduler anyway: harmless for one or two steps; to keep the schedule "
+        "exact, step the scheduler only when the scaler did not skip (compare scaler.get_scale() before and "
+        "after scaler.update(); the Trainers do this since transformers 4.6). Otherwise the loop calls "
+        "scheduler.step() before optimizer.step() (the order of torch before 1.1): call optimizer.step() first, "
+        "then scheduler.step(), or the whole schedule runs one step early — a learning rate off from the one "
+        "planned explains a loss curve unlike the reference run's.",
+    )
+
+
+SCHEDULER_BEFORE_OPTIMIZER = Recogniser(
+    kind="scheduler_before_optimizer_step",
+    title="the learning rate scheduler stepped before the optimizer",
+    anchors=(
+        "Detected call of `lr_scheduler.step()` before `optimizer.step()`",
+        "has been overridden after learning rate scheduler initialization",
+    ),
+    templates=(
+        "torch_native:lr-scheduler-step-before-optimizer-step",
+        "torch_native:lr-scheduler-optimizer-step-overridden",
+    ),
+    facts=(R(r"(?P<step_overridden>has been overridden after learning rate scheduler initialization)"),),
+    confirm=lambda hits, ctx: False,  # a warning: it says the order, not what the run did wrong
+    fallback=True,
+    describe=_scheduler_first,
+)
+
+
+def _log_interval(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    batches, every = facts.get("epoch_batches"), facts.get("log_every")
+    numbers = f" ({batches} batches per epoch, log_every_n_steps={every})" if batches and every else ""
+    return (
+        "Lightning warned that an epoch has fewer training batches than its logging interval"
+        + numbers
+        + ": no "
+        "training step is logged within an epoch (a warning, the run went on)",
+        "Lower the interval to fit the epoch: Trainer(log_every_n_steps=N) with N at most the batches per epoch "
+        "(1 logs every step). The batches per epoch shrink with more GPUs (each rank gets len(dataset) / "
+        "(world_size x batch_size)), a larger batch_size or limit_train_batches: that is why losses that were "
+        "logged on one GPU disappear on several. Metrics logged with on_epoch=True are still written at each "
+        "epoch's end.",
+    )
+
+
+LOG_INTERVAL_ABOVE_BATCHES = Recogniser(
+    kind="log_interval_above_batches",
+    title="Lightning's logging interval longer than an epoch",
+    anchors=("is smaller than the logging interval Trainer(log_every_n_steps=",),
+    templates=(
+        "third_party:lightning-training-batches-below-log-interval",
+        "third_party:lightning-training-samples-below-log-interval",
+    ),
+    facts=(
+        R(
+            r"The number of training (?:batches|samples) \((?P<epoch_batches>\d{1,9})\) is smaller than the logging "
+            r"interval Trainer\(log_every_n_steps=(?P<log_every>\d{1,9})\)"
+        ),
+    ),
+    confirm=lambda hits, ctx: False,  # a warning: what the user missed is not in the log
+    fallback=True,
+    describe=_log_interval,
+)
+
+
+def _metric_not_updated(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    metric = merged(hits).get("metric_class")
+    which = f" {metric}" if metric else ""
+    return (
+        f"torchmetrics warned that the metric{which} was computed before any update() reached it"
+        + on_ranks(hits)
+        + ": its value is the default of an empty state, not one of the data (a warning, the run went on)",
+        "Make the object you compute the one you update: keep one metric object per phase as a module "
+        "attribute (self.train_acc, self.val_acc; an nn.ModuleDict for many), update it in each step and compute "
+        "or log it at the epoch's end; a metric re-created or deep-copied between update and compute starts empty. "
+        "In distributed runs every rank must update it at least once (a rank with no batch of a small validation "
+        "set computes from nothing). If update() is called and the metric is torchmetrics' RunningMean or "
+        "RunningSum, it is torchmetrics 1.2.x's false warning: pip install -U torchmetrics (1.3+).",
+    )
+
+
+METRIC_COMPUTE_BEFORE_UPDATE = Recogniser(
+    kind="metric_compute_before_update",
+    title="a torchmetrics metric computed before it was updated",
+    anchors=("was called before the ``update`` method",),
+    templates=("third_party:torchmetrics-compute-before-update",),
+    facts=(R(r"The ``compute`` method of metric (?P<metric_class>\w{1,80}) was called before"),),
+    confirm=lambda hits, ctx: False,  # a warning: what the run did wrong, if anything, is not in the log
+    fallback=True,
+    also=(
+        Alternative(
+            "library_version_bug",
+            "torchmetrics 1.2.x warning falsely for RunningMean / RunningSum, whose inner metric it checks",
+            "pip install -U torchmetrics (1.3+ no longer warns for the running wrappers).",
+        ),
+    ),
+    describe=_metric_not_updated,
+)
+
+
+RECOGNISERS = (SCHEDULER_BEFORE_OPTIMIZER, LOG_INTERVAL_ABOVE_BATCHES, METRIC_COMPUTE_BEFORE_UPDATE)
