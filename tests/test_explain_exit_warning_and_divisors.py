@@ -36,6 +36,31 @@ def test_each_release_wording_of_the_exit_warning_is_read_alone_as_likely():
         assert "torch prints this as the process exits" in found.summary, found.summary
 
 
+def test_a_log_of_only_the_exit_warning_is_a_warning_not_a_failure(tmp_path, cli_here):
+    # a run that trained and ended, whose log holds only the warning every exit without cleanup prints: `!`, exit 0
+    log = tmp_path / "train.log"
+    log.write_text(
+        "step 900 loss=1.02\ntraining finished\n"
+        + _exit_line("torch_native:destroy-process-group-not-called-before-exit")
+    )
+    done = cli_here("explain", str(log))
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.startswith("! likely: the process group was never destroyed"), done.stdout
+    # beside a watchdog that timed out after it (a hang at exit), or an exception, it is a failure again
+    timed_out = explained(
+        "training finished\n"
+        + _exit_line("torch_native:destroy-process-group-not-called-before-exit")
+        + _STUCK
+    )
+    assert (timed_out.id, timed_out.status) == ("log.shutdown_hang", "fail")
+    raised = explained(
+        'Traceback (most recent call last):\n  File "/home/u/train.py", line 9, in <module>\n    main()\n'
+        "ValueError: planted failure\n"
+        + _exit_line("torch_native:destroy-process-group-not-called-before-exit")
+    )
+    assert raised.status == "fail"
+
+
 def test_the_exit_warning_never_leads_over_an_error_the_log_shows():
     warning = _exit_line("torch_native:destroy-process-group-not-called-before-exit")
     found = explained(

@@ -320,6 +320,16 @@ def _watchdog_took_it_down(draft: _Draft, kind: str, o: _Order, ctx: Context, ra
         draft.fix = "Follows from the collective timeout above: see its fix."
 
 
+def _only_warnings(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: list[Raised]) -> None:
+    """A log that holds only warnings healthy runs print too (the kinds read only where nothing else is: a
+    `fallback` recogniser, or hits of its `fallback_facts`), with no exception in it, shows no failure: what they
+    say is a `warn` (the run worked, something in it will bite), not a `fail`. Found with a clean run's log that
+    ended in torch's exit warning, and T56's runs that were slow or logged nothing. A warning that is a failure
+    of its own (no kernel image for this GPU, a driver too old) is not one of those kinds and stays a `fail`."""
+    if not raised and all(BY_KIND[k].only_warned(hits) for k, hits in o.by_kind.items()):
+        draft.status = "warn"
+
+
 def _launcher_summary_of_the_above(
     draft: _Draft, kind: str, o: _Order, ctx: Context, raised: list[Raised]
 ) -> None:
@@ -406,6 +416,7 @@ def _where_it_waited(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: 
 
 # what some kinds add to their finding, in this order, after the user's line
 _EXTRAS = (
+    _only_warnings,
     _watchdog_took_it_down,
     _launcher_summary_of_the_above,
     _waited_for_a_peer,
