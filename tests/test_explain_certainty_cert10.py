@@ -13,6 +13,12 @@ Made likely where the filler is not the one seen, kept certain where it is:
   the model and no loss came back (a class without a task head, a release whose forward drops them, as in
   unslothai/unsloth#1899 and artidoro/qlora#179 after an upgrade): likely, `library_version_bug` named.
 
+- ATen's Half refusal by a CPU kernel whose dispatch name does not say "cpu" (LayerNormKernelImpl, GroupNormKernelImpl,
+  GeluKernelImpl, the softmax kernels, baddbmm_with_gemm): CERT9 made "addmm_impl_cpu_" likely (a torch that sees no
+  GPU named); these are the same CPU kernels (their CUDA counterparts take Half or carry another name), and the
+  threads posting them are the same two causes (hiyouga/ChatGLM-Efficient-Tuning#37: the model not on the GPU
+  because of the CUDA setup; facebookresearch/flores#30: run on the CPU). BFloat16 keeps its reading.
+
 - torch.stack's "stack expects each tensor to be equal size" in the DataLoader's collate: certain for samples of
   different sizes (the labelled log); where the two shapes differ only in an image's channel count (1, 3 or 4;
   CHW or HWC) the threads find a grayscale or RGBA file among RGB ones (MECLabTUDA/Super_Selfish#2,
@@ -138,3 +144,28 @@ def test_a_first_dimension_beyond_image_channels_stays_a_size_difference():
         "collate_unequal_sizes",
     )
     assert "channel" not in found.summary, found.summary
+
+
+@pytest.mark.parametrize(
+    "kernel",
+    ["LayerNormKernelImpl", "softmax_lastdim_kernel_impl", "baddbmm_with_gemm", "GroupNormKernelImpl"],
+)
+def test_a_cpu_kernel_named_without_cpu_refusing_half_is_only_likely_a_torch_without_gpu_named(kernel):
+    # hiyouga/ChatGLM-Efficient-Tuning#37, facebookresearch/flores#30 (LayerNorm); the others are ATen's CPU kernels
+    found = likely_with(
+        f"RuntimeError: \"{kernel}\" not implemented for 'Half'\n",
+        "half_unsupported_op",
+        "log.cuda_unavailable",
+    )
+    assert "on the CPU" in found.summary and "model.float()" in found.fix, (found.summary, found.fix)
+
+
+def test_a_gpu_or_unnamed_kernel_refusing_a_reduced_dtype_stays_certain():
+    # train 1074: torch 1.12's nearest upsampling without a bfloat16 kernel
+    read("1074.txt", "half_unsupported_op")
+    certain("RuntimeError: \"deform_conv_forward_cuda\" not implemented for 'Half'\n", "half_unsupported_op")
+    # the same CPU name refusing BFloat16: not the CPU's alone in older releases, kept as it was
+    found = certain(
+        "RuntimeError: \"LayerNormKernelImpl\" not implemented for 'BFloat16'\n", "half_unsupported_op"
+    )
+    assert "on the CPU" not in found.summary, found.summary
