@@ -101,8 +101,11 @@ NO_LOSS = (
 
 
 def test_a_model_that_got_labels_and_returned_no_loss_is_the_models_class_not_the_batch():
-    # transformers/trainer.py compute_loss lists the inputs: labels among them rule the batch's reading out
-    found = certain(NO_LOSS.format("input_ids,attention_mask,labels"), "trainer_arguments")
+    # transformers/trainer.py compute_loss lists the inputs: labels among them rule the batch's reading out; the
+    # model's class or its library's release is then what failed, only likely (CERT10: test_explain_certainty_cert10)
+    found = likely_with(
+        NO_LOSS.format("input_ids,attention_mask,labels"), "trainer_arguments", "log.library_version_bug"
+    )
     assert "AutoModelForCausalLM" in found.fix and "collator" not in found.fix
     found = certain(NO_LOSS.format("input_ids,attention_mask"), "trainer_arguments")
     assert "collator" in found.fix

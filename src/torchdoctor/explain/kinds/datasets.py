@@ -113,7 +113,34 @@ _STACK = R(
 )
 
 
+# torch.stack's shapes of images that differ only in their channel count (grey 1, RGB 3, RGBA 4):
+# the first dimension of CHW tensors or the last of HWC arrays. The threads that post it find a grayscale or RGBA
+# file among RGB ones (a mask saved in another mode), which resizing or padding does not fix.
+_CHANNELS = (
+    R(
+        r"stack expects each tensor to be equal size, but got (?P<image_channels>\[(?P<channels_a>[134]), "
+        r"(?P<chw>\d+, \d+(?:, \d+)?)\] at entry 0 and \[(?!(?P=channels_a),)(?P<channels_b>[134]), (?P=chw)\])"
+    ),
+    R(
+        r"stack expects each tensor to be equal size, but got (?P<image_channels>\[(?P<hwc>\d+, \d+), "
+        r"(?P<channels_a>[134])\] at entry 0 and \[(?P=hwc), (?!(?P=channels_a)\])(?P<channels_b>[134])\])"
+    ),
+)
+
+
 def _collate(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "image_channels"):
+        return (
+            f"the samples of a batch differ only in their channel count ({first(hits, 'channels_a')} against "
+            f"{first(hits, 'channels_b')}: sample 0 has shape {first(hits, 'first_shape')}, sample "
+            f"{first(hits, 'entry')} {first(hits, 'other_shape')}), so they cannot be stacked into one tensor"
+            + on_ranks(hits),
+            "Some image files of the dataset have another mode than the rest (grayscale 'L', 'RGBA', 'P'): convert "
+            "each image when it is loaded, Image.open(path).convert('RGB') (or 'L' for one-channel inputs and "
+            "masks), before the transforms; a transforms.Grayscale(num_output_channels=3) does the same after "
+            "loading. Resizing or padding does not change the channels. Find the files: "
+            "[p for p in paths if Image.open(p).mode != 'RGB'].",
+        )
     shapes = ""
     if first(hits, "first_shape"):
         shapes = (
@@ -175,6 +202,7 @@ COLLATE_UNEQUAL_SIZES = Recogniser(
     ),
     facts=(
         _STACK,
+        *_CHANNELS,
         R(r"(?P<list_sizes>each element in list of batch should be of equal size)"),
         R(
             r"expected sequence of length (?P<ragged_want>\d{1,12}) at dim (?P<ragged_dim>\d{1,3}) "
@@ -184,12 +212,23 @@ COLLATE_UNEQUAL_SIZES = Recogniser(
     # collate.py's own check names the batch; torch.stack and a refused resize are printed for any call of
     # theirs, in the model's code too (torch.tensor's ragged lists in any code): certain only where the log shows
     # the DataLoader's collate, a data collator or a worker
+    # images that differ only in their channels are a file of another mode in the data (bad_training_data), not
+    # samples of different sizes: likely, that reading named
     confirm=lambda hits, ctx: (
-        any("list_sizes" in h.facts for h in hits)
-        or "saw_collate" in ctx.facts
-        or "saw_dataloader_worker" in ctx.facts
+        (
+            any("list_sizes" in h.facts for h in hits)
+            or "saw_collate" in ctx.facts
+            or "saw_dataloader_worker" in ctx.facts
+        )
+        and not any("image_channels" in h.facts for h in hits)
     ),
     also=(
+        Alternative(
+            "bad_training_data",
+            "image files of another mode among the rest (grayscale or RGBA among RGB): their channel counts differ",
+            "Convert every image when it is loaded: Image.open(path).convert('RGB').",
+            when=("image_channels",),
+        ),
         Alternative(
             "shape_mismatch",
             "a torch.stack / resize_ in the model's or the script's own code",

@@ -44,6 +44,16 @@ _CPU_KERNEL = R(
 )
 
 
+# CPU kernels whose dispatch name does not say so (aten/src/ATen/native/cpu/layer_norm_kernel.cpp,
+# group_norm_kernel.cpp, Activation.cpp, SoftMaxKernel.cpp, native/SoftMax.cpp, LinearAlgebra.cpp): their CUDA
+# counterparts either carry another name or take Half, so a Half refusal of these is the CPU's. The threads posting
+# "LayerNormKernelImpl" not implemented for 'Half' are a model run on the CPU on purpose and a torch that does not
+# see the GPU (hiyouga/ChatGLM-Efficient-Tuning#37, facebookresearch/flores#30), as for "addmm_impl_cpu_" (CERT10)
+_CPU_KERNEL_BY_NAME = R(
+    r"\"(?P<cpu_kernel>LayerNormKernelImpl|GroupNormKernelImpl|GeluKernelImpl|(?:log_)?softmax_lastdim_kernel_impl|"
+    r"host_softmax|baddbmm_with_gemm)\" not implemented for 'Half'"
+)
+
 # the spectral kernels' refusal (SpectralOps.cpp) and MKL's, as torch prints them
 _FFT_DTYPE = R(
     r"(?:Unsupported dtype |(?P<mkl_fft>MKL FFT) doesn't support tensors of type: )"
@@ -105,7 +115,8 @@ def _half_unsupported(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if first(hits, "op") is None and first(hits, "fft_dtype") is not None:
         return _fft_half(hits, ctx)
     op, dtype = first(hits, "op", "?"), first(hits, "dtype", "Half")
-    device = _device_of(op)
+    # a CPU kernel named without "cpu" refusing Half (_CPU_KERNEL_BY_NAME) is the CPU's too
+    device = "cpu" if first(hits, "cpu_kernel") else _device_of(op)
     where = {"cpu": " on the CPU", "cuda": " on the GPU"}.get(device, "")
     summary = f"the operator {op} has no {dtype} kernel{where}: {dtype} tensors reached it" + on_ranks(hits)
     on_cpu = (
@@ -150,7 +161,7 @@ HALF_UNSUPPORTED_OP = Recogniser(
         "Unsupported XLA type 10",
     ),
     match=R(_NOT_IMPLEMENTED.pattern + "|" + _FFT_DTYPE.pattern + "|" + _XLA_F16.pattern),
-    facts=(_CPU_KERNEL,),
+    facts=(_CPU_KERNEL, _CPU_KERNEL_BY_NAME),
     # a CPU kernel's refusal says the half model ran on the CPU, not why: on purpose (a machine without a GPU), or
     # because torch sees no GPU (a CPU-only build, a driver it cannot use) and the script's "cuda if available"
     # fell back to the CPU -- the threads posting "addmm_impl_cpu_" are both (CERT9): only likely, that one named.

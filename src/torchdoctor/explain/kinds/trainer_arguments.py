@@ -778,6 +778,18 @@ def _stated_by_the_argument(hits: list[Hit], ctx: Context) -> bool:
 
 _stated_by_the_argument.lowers_only = True  # type: ignore[attr-defined]  # docs/catalog.md: the anchors decide
 
+
+def _stated_and_not_a_loss_given_labels(hits: list[Hit], ctx: Context) -> bool:
+    """`_stated_by_the_argument`, and not only trainer.py's "did not return a loss" where the inputs it lists hold
+    'labels': the Trainer's arguments are then not what failed (the labels reached the model and no loss came back:
+    a class without a task head, a custom forward(), or a release of the model's or adapter's library whose
+    forward drops them, as in the threads that post it after an upgrade), so that reading is only likely; without
+    'labels' among the inputs (the dataset or collator gave none, the case real logs showed) it stays certain."""
+    return _stated_by_the_argument(hits, ctx) and not all("loss_given_labels" in h.facts for h in hits)
+
+
+_stated_and_not_a_loss_given_labels.lowers_only = True  # type: ignore[attr-defined]
+
 # a GPU older than Ampere (compute capability below 8), named by nvidia-smi, torch or the user
 PRE_AMPERE = R(
     r"(?P<pre_ampere_gpu>\b(?:Tesla |NVIDIA )?(?:V100|T4|P100|P40|K80|K40|M60|M40)\b|GeForce (?:GTX \d{3,4}|RTX 20\d0)"
@@ -883,6 +895,9 @@ TRAINER_ARGUMENTS = Recogniser(
         R(
             r"did not return a loss from the inputs.{0,400}?the inputs it received are (?P<loss_inputs>[\w,]{1,400})"
         ),
+        R(
+            r"did not return a loss from the inputs.{0,400}?the inputs it received are (?P<loss_given_labels>(?:\w+,)*labels)\b"
+        ),
         R(r"(?P<fsdp_on_cpu>requires a GPU accelerator, but received `?accelerator=['\"]?(?:cpu|mps)\b)"),
         # trainer.py _determine_best_metric: the metric asked for and the list of those evaluate() returned
         R(
@@ -893,8 +908,17 @@ TRAINER_ARGUMENTS = Recogniser(
     ),
     # None, the default of strategy and accelerator before Lightning 2.0, is lightning_defaults.py's reading
     reject=R(r"invalid (?:strategy|accelerator) name: `?(?:strategy|accelerator)=None\b"),
-    confirm=_stated_by_the_argument,
+    confirm=_stated_and_not_a_loss_given_labels,
     also=(
+        Alternative(
+            "library_version_bug",
+            "a model class, or a release of the library that builds it (transformers, PEFT, a fine-tuning wrapper), "
+            "whose forward() was given the labels and returned no loss",
+            "pip show transformers peft accelerate: a loss that stopped coming back after an upgrade is that "
+            "release's (search its issues for the message; the release before it or the next one); with a custom "
+            "model, have forward() compute the loss from the labels it is given.",
+            when=("loss_given_labels",),
+        ),
         Alternative(
             "cuda_unavailable",
             'no CUDA GPU that torch can see (transformers then refuses --tf32 whatever the GPU; accelerator="auto" '
