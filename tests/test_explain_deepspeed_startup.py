@@ -182,3 +182,22 @@ def test_the_op_builders_cuda_mismatch_before_0_8_1_is_read_as_the_newer_one():
         "are compatible, accepting this combination\n"
     )
     assert explained(healthy).id != "log.cuda_build"
+
+
+def test_the_op_builders_warnings_at_start_do_not_lead_over_the_error_that_stopped_the_run():
+    # DeepSpeed prints " [WARNING]  async_io requires ..." at every start on a machine without libaio: a note the
+    # run goes on after, not the failure (CERT10, session 38: it led over a device mismatch)
+    notes = (
+        " [WARNING]  async_io requires the dev libaio .so object and headers but these were not found.\n"
+        " [WARNING]  async_io: please install the libaio-dev package with apt\n"
+    )
+    error = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 40, in <module>\n'
+        "    loss = model(batch)\n"
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and "
+        "cpu!\n"
+    )
+    assert explained(notes + error).id == "log.device_mismatch"
+    # alone, the notes are still read as what DeepSpeed lacks for that op
+    assert explained(notes).id == "log.deepspeed_op_prerequisite"

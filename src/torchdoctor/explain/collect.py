@@ -13,8 +13,10 @@ from torchdoctor.explain.traceback_frames import Frames, asking_package, frame_f
 
 # A line printed as a warning, after which the program went on: Python's warnings ("train.py:3: UserWarning: "),
 # a logger's or a package's "WARNING:" / "WARNING[XFORMERS]:", ultralytics' "WARNING ⚠️ " (its LOGGER's prefix for
-# a skipped image or label). Not NCCL's "NCCL WARN", which reports the failure.
-_WARNING = re.compile(r"\b[A-Z]\w*Warning: |\bWARNING(?:\[[^\]\n]{0,40}\])?:|\bWARNING ⚠️")
+# a skipped image or label), DeepSpeed's " [WARNING] " (its op builders' notes at every start, its logger's lines:
+# found by CERT10, session 38, where libaio's note led over the error that stopped the run). Not NCCL's "NCCL WARN",
+# which reports the failure.
+_WARNING = re.compile(r"\b[A-Z]\w*Warning: |\bWARNING(?:\[[^\]\n]{0,40}\])?:|\bWARNING ⚠️|\[WARNING\] ")
 
 # A log that repeats one failure a million times still gives a bounded report.
 MAX_HITS_PER_KIND = 1000
