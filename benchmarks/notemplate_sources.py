@@ -20,6 +20,11 @@ decisive line, the first exception line of the log (else its first error line), 
 
     python benchmarks/notemplate_sources.py tests/fixtures/corpus/train            # per log: class, source, line
     python benchmarks/notemplate_sources.py --totals tests/fixtures/corpus/heldout  # counts only, no file names
+    python benchmarks/notemplate_sources.py --partly tests/fixtures/corpus/train    # each partly held miss
+
+``--partly`` prints, per partly held miss, the template, the piece of it the log holds, that line, whether an anchor
+of the template's recognisers is on it and how explain took it (`partly_sort`); the last line, ``--totals`` too,
+counts them so (train only: it names files and what explain found).
 
 ``--totals`` prints counts per class and per package (a read source's package, not its file; a catalog source, not
 its template) only: the held-out half is reported that way alone.
@@ -245,7 +250,9 @@ def anchors_for(template: Template, line: str) -> tuple[list[str], list[str]]:
     theirs (what the line would need)."""
     from torchdoctor.explain.kinds import RECOGNISERS
 
-    mine = [r for r in RECOGNISERS if template.id in r.templates or (template.kind and r.kind == template.kind)]
+    mine = [
+        r for r in RECOGNISERS if template.id in r.templates or (template.kind and r.kind == template.kind)
+    ]
     every = sorted({a for r in mine for a in r.anchors})
     return [a for a in every if a in line], every
 
@@ -271,25 +278,55 @@ def read_on(path: Path, kind: str, number: int) -> bool:
     )
 
 
-def partly_report(rows: list[tuple[str, str, str, str, str]], folders: list[Path]) -> str:
-    """Per partly held miss: its label, the template, the piece of it on the log, that line, whether an anchor of a
-    recogniser citing the template (or reading its kind) is on that line, and how explain took it (`partly_sort`).
-    Names files and what explain found: for the train half only."""
+def partly_rows(rows: list[tuple[str, str, str, str, str]], folders: list[Path]) -> list[tuple]:
+    """Per partly held miss: (file, label kind, template, piece, line, anchors on the line, every anchor of the
+    template's recognisers, how explain took it (`partly_sort`))."""
     pieces = literal_pieces()
     by_file = {label.file: folder / label.file for folder in folders for label in labels(folder)}
-    out = []
+    found = []
     for file, kind, cls, _source, _line in rows:
         if cls != "partly held":
             continue
-        piece, t, line, number = partly_where(by_file[file].read_text(encoding="utf-8", errors="replace"), pieces)
+        piece, t, line, number = partly_where(
+            by_file[file].read_text(encoding="utf-8", errors="replace"), pieces
+        )
         on, every = anchors_for(t, line)
-        how = partly_sort(t, on, read_on(by_file[file], t.kind, number))
+        found.append(
+            (
+                file,
+                kind,
+                t,
+                piece,
+                line,
+                on,
+                every,
+                partly_sort(t, on, read_on(by_file[file], t.kind, number)),
+            )
+        )
+    return found
+
+
+def partly_report(partly_held: list[tuple]) -> str:
+    """Per partly held miss: its label, the template, the piece of it on the log, that line, the anchors of the
+    template's recognisers on it, and how explain took it. Names files and what explain found: train only."""
+    out = []
+    for file, kind, t, piece, line, on, every, how in partly_held:
         out.append(f"{file}  label {kind}  template {t.id} (kind {t.kind or '-'}): {how}")
         out.append(f"    template: {t.text[:160]!r}")
         out.append(f"    piece:    {piece!r}")
         out.append(f"    line:     {line[:200]!r}")
-        out.append(f"    anchors on line: {on or 'none'}; recognisers' anchors: {every[:6] or 'no recogniser'}")
+        out.append(
+            f"    anchors on line: {on or 'none'}; recognisers' anchors: {every[:6] or 'no recogniser'}"
+        )
+    out.append(partly_totals(partly_held))
     return "\n".join(out)
+
+
+def partly_totals(partly_held: list[tuple]) -> str:
+    """How explain took the partly held misses, counts only (`partly_sort`'s words)."""
+    counts = Counter(row[-1] for row in partly_held)
+    hows = ("read", "anchor, not read", "no anchor", "no recogniser")
+    return "partly held, as explain took them: " + ", ".join(f"{how} {counts.get(how, 0)}" for how in hows)
 
 
 def sort_misses(folders: list[Path]) -> list[tuple[str, str, str, str, str]]:
@@ -347,7 +384,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folders", nargs="+", type=Path, help="folders with a SOURCES.md table")
     parser.add_argument("--totals", action="store_true", help="counts per class and source only, no file")
     parser.add_argument(
-        "--partly", action="store_true", help="per partly held miss: template, piece, line, anchors (train only)"
+        "--partly",
+        action="store_true",
+        help="per partly held miss: template, piece, line, anchors (train only)",
     )
     args = parser.parse_args(argv)
     for folder in args.folders:
@@ -355,10 +394,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {folder} has no SOURCES.md", file=sys.stderr)
             return 2
     rows = sort_misses(args.folders)
+    partly_held = partly_rows(rows, args.folders)
     if args.partly and not args.totals:
-        print(partly_report(rows, args.folders))
+        print(partly_report(partly_held))
         return 0
     print(report(rows, args.totals))
+    print(partly_totals(partly_held))
     return 0
 
 
