@@ -12,8 +12,8 @@ template, an unmapped one, or no template at all (the misses no mapping of a tem
     python benchmarks/catalog_unmapped_hits.py --mapped tests/fixtures/corpus/train     # the mapped ones, per log
 
 A template matches a line when its literal text, with any text where a placeholder (``{}``, ``%s``, ``%d``...)
-stands, is on that line; a template line whose literal text is shorter than `MIN_LITERAL` characters (``{}: {}``)
-is never matched alone. ``--totals`` prints no file and no template: the held-out half is reported that way only.
+stands, is on that line (with its final full stop or without: a paste drops it often); a template line whose
+literal text is shorter than `MIN_LITERAL` characters (``{}: {}``) is never matched alone. ``--totals`` prints no file and no template: the held-out half is reported that way only.
 ``--mapped`` prints, per missed log holding a mapped template, its label, what explain led with (and the kinds of
 its other findings), and each mapped template it holds with its kind and the log's line it matched, marked ``=``
 where the template's kind is the label's: the view that sorts these misses into a wrong order (a finding of the
@@ -45,6 +45,9 @@ def line_patterns(text: str) -> list[tuple[str, re.Pattern]]:
     found = []
     for line in text.splitlines():
         pieces = _PLACEHOLDER.split(line)
+        # the full stop that ends a message is left out of a paste often ("ERROR: Unexpected segmentation fault
+        # encountered in worker"): the line matches without it
+        pieces[-1] = re.sub(r"(?<=\w)[.!]$", "", pieces[-1].rstrip())
         literal = [p.strip() for p in pieces if p.strip()]
         if sum(len(p) for p in literal) < MIN_LITERAL:
             continue

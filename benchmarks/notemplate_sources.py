@@ -20,6 +20,11 @@ decisive line, the first exception line of the log (else its first error line), 
 
     python benchmarks/notemplate_sources.py tests/fixtures/corpus/train            # per log: class, source, line
     python benchmarks/notemplate_sources.py --totals tests/fixtures/corpus/heldout  # counts only, no file names
+    python benchmarks/notemplate_sources.py --partly tests/fixtures/corpus/train    # each partly held miss
+
+``--partly`` prints, per partly held miss, the template, the piece of it the log holds, that line, whether an anchor
+of the template's recognisers is on it and how explain took it (`partly_sort`); the last line, ``--totals`` too,
+counts them so (train only: it names files and what explain found).
 
 ``--totals`` prints counts per class and per package (a read source's package, not its file; a catalog source, not
 its template) only: the held-out half is reported that way alone.
@@ -38,6 +43,7 @@ from catalog_unmapped_hits import _PLACEHOLDER, held, unmapped
 from explain_corpus import judge, labels
 
 from torchdoctor.explain.catalog import Template, load
+from torchdoctor.explain.diagnose import explain
 
 # the installed package of each catalog source that is read from a package's own code (not kept by hand)
 READ = {
@@ -201,6 +207,7 @@ def sort_line(shown: str, line: str, frames: list[str]) -> tuple[str, str]:
     return "unknown", "bare exception" if cls else "error line"
 
 
+_DOTTED = re.compile(r"[\w.]+")
 PARTLY = 30  # characters of a template's literal piece that, in a log, show the catalog has its message
 
 
@@ -214,7 +221,9 @@ def literal_pieces() -> list[tuple[str, Template]]:
             for line in t.text.splitlines():
                 for piece in _PLACEHOLDER.split(line):
                     piece = re.sub(r"^(?:(?:ERROR|Error|error)?: )", "", piece.strip())[:40]
-                    if len(piece) >= PARTLY and piece[0].isalnum():  # not a tail (", please report a bug")
+                    # not a tail (", please report a bug"), nor a module's dotted path, which every message of
+                    # that module's exceptions begins with ("torch.distributed.elastic.multiprocessin")
+                    if len(piece) >= PARTLY and piece[0].isalnum() and not _DOTTED.fullmatch(piece):
                         found.append((piece, t))
     return found
 
@@ -223,7 +232,101 @@ def partly(text: str, pieces: list[tuple[str, Template]]) -> Template | None:
     """The first template one of whose long literal pieces begins a piece of ``text`` although no line of it matches
     whole: the message cut where the log was cut, without the prefix the template spells (``ERROR: ``), or another
     release's wording after the same words."""
-    return next((t for piece, t in pieces if piece in text), None)
+    found = partly_where(text, pieces)
+    return found[1] if found else None
+
+
+def partly_where(text: str, pieces: list[tuple[str, Template]]) -> tuple[str, Template, str, int] | None:
+    """`partly`'s piece, its template, the first line of ``text`` holding the piece and that line's number."""
+    for piece, t in pieces:
+        if piece in text:
+            number, line = next((n, line) for n, line in enumerate(text.splitlines(), 1) if piece in line)
+            return piece, t, line.strip(), number
+    return None
+
+
+def anchors_for(template: Template, line: str) -> tuple[list[str], list[str]]:
+    """The recognisers that cite ``template`` or read its kind: their anchors on ``line``, and every anchor of
+    theirs (what the line would need)."""
+    from torchdoctor.explain.kinds import RECOGNISERS
+
+    mine = [
+        r for r in RECOGNISERS if template.id in r.templates or (template.kind and r.kind == template.kind)
+    ]
+    every = sorted({a for r in mine for a in r.anchors})
+    return [a for a in every if a in line], every
+
+
+def partly_sort(template: Template, on_line: list[str], read: bool) -> str:
+    """How explain took a partly held message: ``read`` (a finding of the template's kind is made, or a finding
+    was read on that line: the miss is the cause behind the message, not its reading), ``anchor, not read`` (an
+    anchor is on the line, its confirming text is not), ``no anchor`` (the line lacks every anchor: cut, prefixed
+    or reworded where the anchor is), ``no recogniser`` (the template has no kind and no finding is on the line)."""
+    if read:
+        return "read"
+    if not template.kind:
+        return "no recogniser"
+    return "anchor, not read" if on_line else "no anchor"
+
+
+def read_on(path: Path, kind: str, number: int) -> bool:
+    """Whether explain makes a finding of ``kind`` on ``path``, or any finding read on its line ``number``."""
+    findings = explain([str(path)])
+    return any(
+        f.id == f"log.{kind}" or any(str(w).endswith(f":{number}") for w in f.details.get("where", ()))
+        for f in findings
+    )
+
+
+def partly_rows(rows: list[tuple[str, str, str, str, str]], folders: list[Path]) -> list[tuple]:
+    """Per partly held miss: (file, label kind, template, piece, line, anchors on the line, every anchor of the
+    template's recognisers, how explain took it (`partly_sort`))."""
+    pieces = literal_pieces()
+    by_file = {label.file: folder / label.file for folder in folders for label in labels(folder)}
+    found = []
+    for file, kind, cls, _source, _line in rows:
+        if cls != "partly held":
+            continue
+        piece, t, line, number = partly_where(
+            by_file[file].read_text(encoding="utf-8", errors="replace"), pieces
+        )
+        on, every = anchors_for(t, line)
+        found.append(
+            (
+                file,
+                kind,
+                t,
+                piece,
+                line,
+                on,
+                every,
+                partly_sort(t, on, read_on(by_file[file], t.kind, number)),
+            )
+        )
+    return found
+
+
+def partly_report(partly_held: list[tuple]) -> str:
+    """Per partly held miss: its label, the template, the piece of it on the log, that line, the anchors of the
+    template's recognisers on it, and how explain took it. Names files and what explain found: train only."""
+    out = []
+    for file, kind, t, piece, line, on, every, how in partly_held:
+        out.append(f"{file}  label {kind}  template {t.id} (kind {t.kind or '-'}): {how}")
+        out.append(f"    template: {t.text[:160]!r}")
+        out.append(f"    piece:    {piece!r}")
+        out.append(f"    line:     {line[:200]!r}")
+        out.append(
+            f"    anchors on line: {on or 'none'}; recognisers' anchors: {every[:6] or 'no recogniser'}"
+        )
+    out.append(partly_totals(partly_held))
+    return "\n".join(out)
+
+
+def partly_totals(partly_held: list[tuple]) -> str:
+    """How explain took the partly held misses, counts only (`partly_sort`'s words)."""
+    counts = Counter(row[-1] for row in partly_held)
+    hows = ("read", "anchor, not read", "no anchor", "no recogniser")
+    return "partly held, as explain took them: " + ", ".join(f"{how} {counts.get(how, 0)}" for how in hows)
 
 
 def sort_misses(folders: list[Path]) -> list[tuple[str, str, str, str, str]]:
@@ -280,12 +383,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", nargs="+", type=Path, help="folders with a SOURCES.md table")
     parser.add_argument("--totals", action="store_true", help="counts per class and source only, no file")
+    parser.add_argument(
+        "--partly",
+        action="store_true",
+        help="per partly held miss: template, piece, line, anchors (train only)",
+    )
     args = parser.parse_args(argv)
     for folder in args.folders:
         if not (folder / "SOURCES.md").is_file():
             print(f"error: {folder} has no SOURCES.md", file=sys.stderr)
             return 2
-    print(report(sort_misses(args.folders), args.totals))
+    rows = sort_misses(args.folders)
+    partly_held = partly_rows(rows, args.folders)
+    if args.partly and not args.totals:
+        print(partly_report(partly_held))
+        return 0
+    print(report(rows, args.totals))
+    print(partly_totals(partly_held))
     return 0
 
 

@@ -89,3 +89,11 @@ def test_the_misses_holding_a_mapped_template_are_counted_by_why_naming_no_file(
     )
     assert said.endswith("of those holding a mapped template: order: 0; unread: 0; other kind: 1"), said
     assert "1.txt" not in said
+
+
+def test_a_message_pasted_without_its_final_full_stop_is_held_and_one_cut_inside_a_word_is_not():
+    # train 2970.txt's line (a paste of torch's DataLoader worker message, its full stop left out)
+    row = _template("ERROR: Unexpected segmentation fault encountered in worker.", "torch_native:x")
+    assert catalog_unmapped_hits.held("ERROR: Unexpected segmentation fault encountered in worker\n", [row])
+    assert catalog_unmapped_hits.held("ERROR: Unexpected segmentation fault encountered in worker.\n", [row])
+    assert not catalog_unmapped_hits.held("ERROR: Unexpected segmentation fault encountered in work\n", [row])

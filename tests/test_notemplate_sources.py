@@ -179,3 +179,28 @@ def test_the_standard_library_s_exception_is_python_s_and_totals_print_packages_
     totals = notemplate_sources.report(rows, totals=True)
     assert "__init__" not in totals and "some-template" not in totals
     assert "  torch " in totals and "  torch_native " in totals
+
+
+def test_a_module_s_dotted_path_is_no_partly_held_piece_of_its_messages():
+    # train 007.txt ends in torchrun's ChildFailedError class path, which begins like SignalException's message
+    # ("torch.distributed.elastic.multiprocessing.api.SignalException: Process {} got signal: {}")
+    pieces = notemplate_sources.literal_pieces()
+    assert not notemplate_sources.partly(
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError\n", pieces
+    )
+    # a message's own words still are: train 721.txt, Lightning's EarlyStopping message cut at its first full stop
+    cut = "Early stopping conditioned on metric `val_loss` which is not available\n"
+    assert notemplate_sources.partly(cut, pieces).id == "lightning:early-stopping-conditioned-on-metric-which"
+
+
+def test_a_partly_held_message_is_sorted_by_how_explain_took_it():
+    found = load()["lightning"]
+    early = next(t for t in found if t.id == "lightning:early-stopping-conditioned-on-metric-which")
+    assert notemplate_sources.partly_sort(early, [], read=False) == "no anchor"
+    assert notemplate_sources.partly_sort(early, ["which is not available"], read=False) == "anchor, not read"
+    assert notemplate_sources.partly_sort(early, [], read=True) == "read"
+    unkinded = early._replace(kind="")
+    assert notemplate_sources.partly_sort(unkinded, [], read=False) == "no recogniser"
+    assert notemplate_sources.partly_totals([("1.txt", "k", early, "", "", [], [], "read")]) == (
+        "partly held, as explain took them: read 1, anchor, not read 0, no anchor 0, no recogniser 0"
+    )
