@@ -125,7 +125,7 @@ CALLED = [
         "dist.all_reduce(x.t())",
         [REDUCE],
     ),
-    ("batch_not_tensor", "AttributeError: 'tuple' object has no attribute 'to'", "y = y.to(device)", []),
+    ("batch_not_tensor", "AttributeError: 'list' object has no attribute 'to'", "y = y.to(device)", []),
     ("loss_not_tensor", "AttributeError: 'tuple' object has no attribute 'backward'", "loss.backward()", []),
     ("module_called_as_class", "TypeError: 'module' object is not callable", "net = Model(cfg)", []),
 ]

@@ -1008,6 +1008,8 @@ def _device_assert(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     if all(h.facts.get("cublas_failed") for h in hits):
         return _cublas_failed(hits)
+    if all(h.facts.get("cudnn_failed") for h in hits):
+        return _cudnn_failed(hits)
     fix = (
         "Almost always an index out of range inside a kernel: a class label >= the number of classes (or "
         "-1 without ignore_index), a token id >= the embedding size (a tokenizer with added tokens needs "
@@ -1043,23 +1045,50 @@ def _cublas_failed(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+# cuDNN's CUDNN_STATUS_EXECUTION_FAILED, as torch raises it: ATen's cuDNN bindings check every cuDNN call
+# (aten/src/ATen/cudnn/Exceptions.h, AT_CUDNN_CHECK: "cuDNN error: " and cudnnGetErrorString of the status, from
+# native/cudnn's Conv, RNN, BatchNorm calls), torch<=0.4's torch/backends/cudnn CuDNNError the status alone. cuDNN's
+# reference: "The GPU program failed to execute", a kernel launch or run that failed. The threads posting it (most
+# under DDP on several GPUs) established, in this order: an earlier kernel's fault reported at the convolution (an
+# illegal memory access, an index out of range; CUDA errors stick until the next call checks), the GPU's memory
+# full and reported late, a torch build whose cuDNN or CUDA does not fit the driver or the GPU, and a GPU that
+# faulted (Xid in the kernel log). Never certain from the line.
+CUDNN_FAILED = ("CUDNN_STATUS_EXECUTION_FAILED",)
+
+
+def _cudnn_failed(hits: list[Hit]) -> tuple[str, str]:
+    return (
+        "a cuDNN kernel (a convolution, an RNN or a batch norm) failed to execute on the GPU "
+        "(CUDNN_STATUS_EXECUTION_FAILED): most often an earlier kernel's fault reported at this call, an illegal "
+        "memory access or an index out of range" + on_ranks(hits),
+        "CUDA reports a kernel's failure at the next call that checks, and a cuDNN call is often that call: the "
+        "line is not the one at fault. Rerun one step with CUDA_LAUNCH_BLOCKING=1 (or on the CPU) to find the "
+        "kernel that failed and the values it was given: token ids < the embedding's num_embeddings, labels < "
+        "the number of classes, indices < the size of what they index. If the step still fails at cuDNN's call, "
+        "torch.backends.cudnn.enabled = False for one run tells cuDNN's part from the rest.",
+    )
+
+
 DEVICE_ASSERT = Recogniser(
-    # aten CUDA kernels' CUDA_KERNEL_ASSERT; cudaErrorAssert; cuBLAS's failed execution (CUBLAS_FAILED), likely
+    # aten CUDA kernels' CUDA_KERNEL_ASSERT; cudaErrorAssert; cuBLAS's failed execution (CUBLAS_FAILED), likely;
+    # cuDNN's (CUDNN_FAILED), likely
     kind="device_assert",
     templates=(
         "cuda_runtime:device-side-assert",
         "aten:nll-loss-cuda-target-assert",
         "torch_native:thc-cublas-execution-failed",
         "torch_native:cublas-status-execution-failed",
+        "torch_native:cudnn-status-execution-failed",
     ),
     title="device-side assertion",
-    anchors=("device-side assert triggered", "Assertion `", *CUBLAS_FAILED),
-    generic=CUBLAS_FAILED,
+    anchors=("device-side assert triggered", "Assertion `", *CUBLAS_FAILED, *CUDNN_FAILED),
+    generic=CUBLAS_FAILED + CUDNN_FAILED,
     # a kernel's assert names its .cu file; glibc's and other C asserts look the same otherwise
     match=R(
         r"device-side assert triggered|\.cuh?:\d+:[^\n]{0,300}Assertion `[^`]{1,300}` failed|"
         r"(?P<cublas_failed>cublas runtime error : the GPU program failed to execute|"
-        r"CUBLAS_STATUS_EXECUTION_FAILED(?: when calling `(?P<cublas_call>cublas\w{1,40}))?)"
+        r"CUBLAS_STATUS_EXECUTION_FAILED(?: when calling `(?P<cublas_call>cublas\w{1,40}))?)|"
+        r"(?P<cudnn_failed>CUDNN_STATUS_EXECUTION_FAILED)"
     ),
     also=(
         Alternative(
@@ -1070,6 +1099,30 @@ DEVICE_ASSERT = Recogniser(
             "torch.cuda.get_arch_list())' with the GPU (nvidia-smi): install the torch build for its generation "
             "(a CUDA 11 or newer wheel for Ampere and later).",
             when=("cublas_failed",),
+        ),
+        # cuDNN's failed execution: the causes after an earlier kernel's fault, as often as threads found them
+        Alternative(
+            "cuda_oom",
+            "the GPU's memory full, reported late at cuDNN's call",
+            "Watch nvidia-smi while it runs: a smaller batch per GPU, torch.backends.cudnn.benchmark = False "
+            "(the algorithms with the largest workspaces), and no other process on the GPU.",
+            when=("cudnn_failed",),
+        ),
+        Alternative(
+            "cudnn_version_mismatch",
+            "a torch build whose cuDNN or CUDA does not fit the driver or the GPU (a system cuDNN loaded first, a "
+            "CUDA 10 build on an Ampere or newer GPU)",
+            "python -c 'import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), "
+            "torch.cuda.get_arch_list())' against nvidia-smi: drop cuDNN folders from LD_LIBRARY_PATH, and install "
+            "the torch wheel built for this GPU's generation and driver.",
+            when=("cudnn_failed",),
+        ),
+        Alternative(
+            "gpu_hardware_fault",
+            "a GPU that faulted (one rank's GPU only, Xid errors in the kernel log)",
+            "sudo dmesg | grep -i xid and nvidia-smi -q -d ECC on the node: a GPU with errors is reset or taken "
+            "out of service, and the job restarted on healthy GPUs.",
+            when=("cudnn_failed",),
         ),
     ),
     facts=(

@@ -8,7 +8,9 @@ A training framework refusing the arguments it was started with: the HF Trainer 
 sentence-transformers' trainers, TRL's SFTTrainer and DPOTrainer).
 
 Each message names the argument it refuses and what it needs instead, and only that argument prints it: certain
-(but for --tf32 and Lightning's FSDP on a CPU accelerator, which a machine whose torch sees no CUDA GPU prints too).
+(but for --tf32 and Lightning's FSDP on a CPU accelerator, which a machine whose torch sees no CUDA GPU prints too,
+and transformers 4.27-4.37's refusal of a quantized model not marked trainable, which an old bitsandbytes, a model
+without adapters and an untrainable quantization method all print: likely, both halves of the fix given).
 (The DeepSpeed and FSDP settings these frameworks refuse are ``deepspeed_config_mismatch`` and
 ``fsdp_config_mismatch``; a missing package is ``dependency_version``.)
 """
@@ -17,8 +19,9 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.explain import printed_versions
 from torchdoctor.explain.kinds.refusal_table import describe_refusal, refusal_pattern
-from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first
+from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
 FAMILY = "a library refusing its settings"
 
@@ -56,6 +59,14 @@ _FABRIC_STATE = (
     "Fabric's save/load take the state as a dict that holds the model set up by fabric.setup(): "
     "fabric.save(path, {'model': model, 'optimizer': optimizer}) and fabric.load(path, state) with the same keys; under "
     "DeepSpeed one model per checkpoint."
+)
+_QUANTIZED_NOT_TRAINABLE = (
+    "transformers 4.27-4.37 refuse any quantized model they did not mark trainable when it was loaded. Both are "
+    "needed: (1) a bitsandbytes that trains, 0.37.0 or later for 8-bit (0.39.0 for 4-bit): pip install -U "
+    "bitsandbytes, then load the model again (from_pretrained sets the mark); (2) trainable adapters on the "
+    "frozen quantized weights: model = peft.get_peft_model(peft.prepare_model_for_kbit_training(model), "
+    "LoraConfig(...)) before Trainer(...). An AWQ or AQLM model (and a GPTQ one before its training support) is never marked trainable there: "
+    "train on a bitsandbytes one, or with transformers 4.38 or later, which check the quantization method itself."
 )
 _STORAGE_OPTIONS = (
     "This strategy writes its checkpoints itself, without a CheckpointIO plugin: drop storage_options= (and filter=) "
@@ -451,6 +462,11 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "model), LoraConfig(...)) before passing it to the Trainer (or load the model without quantization_config "
         "to train all of it).",
     ),
+    # transformers 4.27-4.37 trainer.py Trainer.__init__: a quantized model transformers did not mark trainable
+    # (_is_quantized_training_enabled: bitsandbytes >= 0.37.0 when it was loaded; from 4.37 its quantizer's
+    # is_trainable, False for AWQ and AQLM); 4.34-4.37 ask first for PEFT adapters (the message above). Its fix
+    # is _quantized_not_trainable's, which names the releases the log prints
+    ("The model you want to train is loaded in 8-bit precision", _QUANTIZED_NOT_TRAINABLE),
     (
         "You cannot fine-tune quantized model with `torch.compile()`",
         "Pass the quantized PEFT model to the Trainer uncompiled: drop torch.compile(model) (and --torch_compile).",
@@ -723,6 +739,7 @@ TEMPLATES: tuple[str, ...] = (
     "transformers:the-data-collator-should-be-simple",
     "transformers:the-batch-received-was-empty-your",
     "transformers:you-cannot-perform-fine-tuning-on",
+    "third_party:transformers-8bit-model-not-trainable",
     "transformers:you-cannot-fine-tune-quantized-model",
     "transformers:the-model-you-are-trying-to",
     "accelerate:checkpoint-directory-already-exists-please-manually",
@@ -785,7 +802,9 @@ def _stated_and_not_a_loss_given_labels(hits: list[Hit], ctx: Context) -> bool:
     a class without a task head, a custom forward(), or a release of the model's or adapter's library whose
     forward drops them, as in the threads that post it after an upgrade), so that reading is only likely; without
     'labels' among the inputs (the dataset or collator gave none, the case real logs showed) it stays certain."""
-    return _stated_by_the_argument(hits, ctx) and not all("loss_given_labels" in h.facts for h in hits)
+    return _stated_by_the_argument(hits, ctx) and not all(
+        "loss_given_labels" in h.facts or "quantized_not_trainable" in h.facts for h in hits
+    )
 
 
 _stated_and_not_a_loss_given_labels.lowers_only = True  # type: ignore[attr-defined]
@@ -865,12 +884,37 @@ def _with_accepted(hits: list[Hit], fix: str) -> str:
     return f"The message {said}: {values}{'' if values.endswith(('...', '…')) else '.'}\n{fix}"
 
 
+def _below(version: str, least: tuple[int, int]) -> bool:
+    """Whether the printed release ``version`` is older than ``least`` (major, minor); False when unread."""
+    found = re.match(r"(\d+)\.(\d+)", version)
+    return found is not None and (int(found[1]), int(found[2])) < least
+
+
+def _quantized_not_trainable(ctx: Context) -> str:
+    """The fix for transformers 4.27-4.37's "The model you want to train is loaded in 8-bit precision": both
+    halves (adapters to train, a bitsandbytes that trains), with the releases the log prints and the half they
+    point to."""
+    shown = {p: printed_versions.shown(ctx.facts, p) for p in ("transformers", "bitsandbytes", "peft")}
+    printed = ", ".join(f"{p} {v}" for p, v in shown.items() if v)
+    said = f"The log prints {printed}. " if printed else ""
+    if _below(shown["bitsandbytes"], (0, 37)):
+        said += f"bitsandbytes {shown['bitsandbytes']} predates 8-bit training (0.37.0): upgrade it first. "
+    return said + _QUANTIZED_NOT_TRAINABLE
+
+
 def _refusal_or_model_without_loss(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     """The refusal's row; for trainer.py's compute_loss "did not return a loss", which lists the inputs the model
     received, the model's own reading where a 'labels' input was among them (the labels reached it, no loss came
     back: a class without a task head, or a forward() that does not compute one); for _determine_best_metric's
     metric not found, the metric under a dataset's name where the list holds one."""
     summary, fix = _REFUSAL(hits, ctx)
+    if all("quantized_not_trainable" in h.facts for h in hits):
+        return (
+            "transformers' Trainer refused a quantized model it did not mark trainable (\"The model you want to "
+            'train is loaded in 8-bit precision", transformers 4.27-4.37): a bitsandbytes too old to train it, '
+            "no adapters to train, or a quantization method these releases do not train" + on_ranks(hits),
+            _quantized_not_trainable(ctx),
+        )
     fix = _with_accepted(hits, _named_dataset_metrics(hits) or fix)
     inputs = first(hits, "loss_inputs", "")
     if "labels" in inputs.split(","):
@@ -898,6 +942,7 @@ TRAINER_ARGUMENTS = Recogniser(
         R(
             r"did not return a loss from the inputs.{0,400}?the inputs it received are (?P<loss_given_labels>(?:\w+,)*labels)\b"
         ),
+        R(r"(?P<quantized_not_trainable>The model you want to train is loaded in 8-bit precision)"),
         R(r"(?P<fsdp_on_cpu>requires a GPU accelerator, but received `?accelerator=['\"]?(?:cpu|mps)\b)"),
         # trainer.py _determine_best_metric: the metric asked for and the list of those evaluate() returned
         R(
@@ -918,6 +963,13 @@ TRAINER_ARGUMENTS = Recogniser(
             "release's (search its issues for the message; the release before it or the next one); with a custom "
             "model, have forward() compute the loss from the labels it is given.",
             when=("loss_given_labels",),
+        ),
+        Alternative(
+            "dependency_version",
+            "a bitsandbytes older than transformers needs to train a quantized model (0.37.0 for 8-bit, 0.39.0 "
+            "for 4-bit)",
+            "pip show bitsandbytes; pip install -U bitsandbytes, and load the model again.",
+            when=("quantized_not_trainable",),
         ),
         Alternative(
             "cuda_unavailable",
