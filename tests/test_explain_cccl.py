@@ -16,7 +16,7 @@ CORPUS = Path(__file__).parent / "fixtures" / "corpus" / "train"
 
 def test_nvcc_13_on_a_removed_cub_functor_is_certain_and_names_its_replacement():
     found = leads_with(
-        (CUDA / "nvcc-13.0-cccl3-removed-cub-sum.txt").read_text(),
+        (CUDA / "cccl3-removed-cub-sum-nvcc-13.0.txt").read_text(),
         "cuda_build",
         "certain",
         ["cub::Sum", "CCCL 3.0", "the log shows CUDA 13", "cuda::std::plus<>", "CUDA 12.x"],
@@ -37,7 +37,7 @@ def test_the_same_line_posted_without_the_toolkit_release_is_only_likely():
 
 def test_a_cub_name_no_cccl_release_declared_is_not_read_as_a_removal():
     found = leads_with(
-        (CUDA / "nvcc-13.0-cub-name-never-declared.txt").read_text(),
+        (CUDA / "cub-name-never-declared-nvcc-13.0.txt").read_text(),
         "cuda_build",
         "likely",
         ["cub::Maximum", "do not declare"],
