@@ -503,3 +503,15 @@ def test_horovod_run_package_removed_in_0_20():
         "certain",
         ["was removed in horovod 0.20", "horovod<0.20", "0.19.5 is the last release with it"],
     )
+
+
+def test_the_fix_names_the_name_it_pins_or_upgrades_for():
+    removed = explained(
+        f"ImportError: cannot import name 'AdamW' from 'transformers' ({SITE}/transformers/__init__.py)\n"
+    )
+    assert "pin the last release with transformers.AdamW" in removed.fix
+    added = explained(
+        "ImportError: cannot import name 'Qwen2ForCausalLM' from 'transformers' "
+        "(/usr/local/lib/python3.8/dist-packages/transformers/__init__.py)\n"
+    )
+    assert "Upgrade to a release that has transformers.Qwen2ForCausalLM" in added.fix

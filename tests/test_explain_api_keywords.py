@@ -443,3 +443,15 @@ def test_a_sentence_quoting_the_bare_form_names_its_class():
         "'filepath'\n"
     )
     assert found.id != "log.dependency_version"
+
+
+def test_the_fix_names_the_keyword_the_refusal_names():
+    # poseidon#3 (train 5918): the script passes eval_strategy to a transformers older than 4.41; the upgrade
+    # step names the keyword, as a pin of a removed one does
+    text = (Path(__file__).parent / "fixtures" / "corpus" / "train" / "5918.txt").read_text()
+    found = leads_with(text, "dependency_version", "likely", ["eval_strategy", "transformers>=4.41"])
+    assert "takes eval_strategy=" in found.fix
+    removed = explained(
+        "TypeError: Accelerator.__init__() got an unexpected keyword argument 'logging_dir'\n"
+    )
+    assert "the last release that takes logging_dir=" in removed.fix

@@ -136,6 +136,8 @@ OTHER_RECORDINGS = {
     "cuda/nvcc-gcc-too-new-cuda12-gcc13.txt": "cuda_build",
     "cuda/nvcc-gcc-too-new-cuda13-gcc16.txt": "cuda_build",
     "cuda/torch-cpp-extension-cuda-version-mismatch.txt": "cuda_build",
+    "cuda/cccl3-removed-cub-sum-nvcc-13.0.txt": "cuda_build",
+    "cuda/cub-name-never-declared-nvcc-13.0.txt": "cuda_build",
     "cuda/torch-sm120-not-compatible-no-kernel-image.txt": "no_kernel_image",
     "cuda/torch-sm86-not-compatible-cu102.txt": "no_kernel_image",
 }

@@ -200,6 +200,20 @@ def test_no_gpus_visible_is_only_likely_and_names_a_wrong_cuda_visible_devices()
     assert found.details["alternatives"] == ["log.gpu_selection"] and "nvidia-docker" in found.fix
 
 
+def test_no_gpus_visible_is_torchs_native_message_cited_by_its_recogniser():
+    # c10/cuda/CUDAFunctions.cpp device_count_ensure_non_zero, held by hand in torch_native.tsv (no extractor reads
+    # torch's C++): the row the recogniser cites, its text the anchor it reads
+    from torchdoctor.explain.catalog import by_id
+    from torchdoctor.explain.kinds.cuda import CUDA_UNAVAILABLE
+
+    row = by_id()["torch_native:no-cuda-gpus-are-available"]
+    assert row.kind == "cuda_unavailable" and row.file.startswith("c10/cuda/CUDAFunctions.cpp")
+    assert row.id in CUDA_UNAVAILABLE.templates and row.text in CUDA_UNAVAILABLE.anchors
+    # CoR-GS#23 (train 876): torch 1.7's set_device where CUDA_VISIBLE_DEVICES hid every GPU
+    (found, *_) = explain([str(CORPUS / "876.txt")])
+    assert found.id == "log.cuda_unavailable" and "CUDA_VISIBLE_DEVICES" in found.fix
+
+
 def test_deepspeeds_batch_check_names_the_three_numbers_and_auto():
     # deepspeed/runtime/config.py _batch_assertion (catalog deepspeed:check-batch-related-parameters-train-batch),
     # as its f-string prints it for a config written for 8 GPUs run on 4

@@ -14,29 +14,49 @@ from pathlib import Path
 from torchdoctor.explain.recognisers import Context, Hit
 
 _RANK_IN_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:rank|worker|proc|task)[_\-.]?(\d{1,6})(?!\d)")
-_LAST_NUMBER = re.compile(r"(\d{1,6})(?!.*\d)")
+# SLURM's %t (``job_%j.%t.out``): a number after a separator, just before the extension (or at the end); a
+# number the name starts with (``010_oom.txt``, a list of unrelated logs) or a date's day says nothing of a rank
+_TASK_NUMBER = re.compile(r"(?<=.[._\-])(?<!\d{4}-\d\d-)(\d{1,6})(?=(?:\.[A-Za-z]\w{0,9})?$)")
+# torchrun --log-dir: <dir>/<run id>/attempt_<n>/<local rank>/{stdout,stderr}.log (error.json beside them)
+_ATTEMPT = re.compile(r"attempt_\d{1,4}")
+_TORCHRUN_FILES = {"stdout.log", "stderr.log", "error.json"}
+
+
+def _torchrun_rank(path: Path) -> int | None:
+    """The local rank of a file in torchrun's --log-dir layout, else None."""
+    folder = path.parent.name
+    if not (folder.isdigit() and len(folder) <= 6):
+        return None
+    if _ATTEMPT.fullmatch(path.parent.parent.name) or path.name in _TORCHRUN_FILES:
+        return int(folder)
+    return None
 
 
 def ranks_from_paths(files: list[Path]) -> dict[Path, int]:
     """The rank each per-rank log file belongs to, where its path says so.
 
-    torchrun ``--log-dir``: ``.../attempt_0/3/stderr.log``; a name with ``rank3``/``rank_3``; SLURM's ``%t``:
-    files that differ only in one number (``job.0.out``, ``job.1.out``).
+    torchrun ``--log-dir``: ``.../attempt_0/3/stderr.log``; a name that says rank (``rank3``, ``rank-3``,
+    ``worker_3.log``, ``node0_rank3.log``); SLURM's ``%t``: files that differ only in their last number, put
+    after a separator just before the extension (``job.0.out``, ``job.1.out``). A number the name starts
+    with (``010_oom.txt``, ``011_oom.txt``) is a file's place in a list, not a rank.
 
     >>> ranks_from_paths([Path("run/attempt_0/0/stderr.log"), Path("run/attempt_0/1/stderr.log")])
     {PosixPath('run/attempt_0/0/stderr.log'): 0, PosixPath('run/attempt_0/1/stderr.log'): 1}
+    >>> ranks_from_paths([Path("logs/010_oom.txt"), Path("logs/011_oom.txt")])
+    {}
     """
     found: dict[Path, int] = {}
     groups: dict[tuple[Path, str], list[tuple[Path, int]]] = {}
     for path in files:
-        if path.parent.name.isdigit() and len(path.parent.name) <= 6:
-            found[path] = int(path.parent.name)
+        local = _torchrun_rank(path)
+        if local is not None:
+            found[path] = local
             continue
         named = _RANK_IN_NAME.search(path.name)
         if named:
             found[path] = int(named.group(1))
             continue
-        last = _LAST_NUMBER.search(path.name)
+        last = _TASK_NUMBER.search(path.name)
         if last:
             shape = path.name[: last.start()] + "#" + path.name[last.end() :]
             groups.setdefault((path.parent, shape), []).append((path, int(last.group(1))))

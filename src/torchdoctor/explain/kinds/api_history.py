@@ -249,12 +249,12 @@ def explain(row: Change, releases: list[str] | None = None) -> tuple[str, str]:
     if row.removed:
         instead = f" use {row.replacement} instead, or" if row.replacement else ""
         steps.append(
-            f"In the code (or by upgrading the package that calls it),{instead} pin the release before the "
-            f"removal: pip install '{row.package}{below(releases, row.last, row.removed, gaps)}'{last_with_it(releases, row)}"
+            f"In the code (or by upgrading the package that calls it),{instead} pin the last release with "
+            f"{what}: pip install '{row.package}{below(releases, row.last, row.removed, gaps)}'{last_with_it(releases, row)}"
         )
     if row.added:
         steps.append(
-            f"Upgrade to a release that has it: pip install -U '{row.package}>={spelled(releases, row.added)}'"
+            f"Upgrade to a release that has {what}: pip install -U '{row.package}>={spelled(releases, row.added)}'"
         )
         if row.package == "torch":
             # torch's wheels for a CUDA come from its own index; a name newer than the last release is in nightlies

@@ -344,12 +344,13 @@ def explain(found: list[Keyword]) -> tuple[str, str]:
         pin = "or pin" if row.replacement else "Pin"
         bound = below(releases, row.last, row.removed)
         steps.append(
-            f"{pin} the release before the removal: pip install '{pip_name}{bound}'"
+            f"{pin} the last release that takes {row.keyword}=: pip install '{pip_name}{bound}'"
             + (f" ({row.last} is the last release with it)" if bound.startswith("<") else "")
         )
     if row.added:
         steps.append(
-            f"Upgrade to a release that takes it: pip install -U '{pip_name}>={spelled(releases, row.added)}'"
+            f"Upgrade to a release that takes {row.keyword}=: pip install -U "
+            f"'{pip_name}>={spelled(releases, row.added)}'"
         )
     if len(found) > 1:
         steps.append(

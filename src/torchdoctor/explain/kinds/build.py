@@ -16,6 +16,7 @@ import re
 from torchdoctor.explain.first_failure import installed_package
 from torchdoctor.explain.kinds import (
     build_tools,
+    cccl,
     compiled_ops,
     extension_packages,
     installers,
@@ -317,6 +318,8 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "the host compiler is too old for torch's headers (they need C++17)",
             "Build with gcc/g++ 9 or newer: export CC=gcc-11 CXX=g++-11 (sudo apt install g++-11).",
         )
+    if cccl.removed_name(facts):
+        return cccl.explain(cccl.removed_name(facts), bool(ctx.facts.get("cuda_13")))
     if facts.get("cuda_intrinsic"):
         summary, fix = diagnostics.explain_old_architecture(facts["cuda_intrinsic"])
         return summary, fix + ("\n" + DEEPSPEED_BUILD_HINT if deepspeed else "")
@@ -401,12 +404,20 @@ def _older_compiler(major: str) -> str:
 # ptxas prints "Value 'sm_103a' is not defined for option 'gpu-name'", and so does a CUDA build of Triton under a
 # ROCm torch, whose capability for an AMD GPU is its gfx number (gfx1100: 11.0, sm_110): two causes, likely.
 TRITON_PTX = R(r"(?P<triton_ptx>Internal Triton PTX codegen error|PTXAS error: )")
-CONTEXT: tuple[tuple[str, re.Pattern], ...] = (("Triton PTX", TRITON_PTX), ("PTXAS error", TRITON_PTX))
+CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
+    ("Triton PTX", TRITON_PTX),
+    ("PTXAS error", TRITON_PTX),
+    *cccl.CONTEXT,  # the CUDA 13 toolkit: a CCCL 2 name missing is then certain
+)
 
 
 def _not_triton_ptx(hits: list[Hit], ctx: Context) -> bool:
-    """Certain as before (a specific anchor hit) unless the line is Triton's ptxas refusing the GPU's target."""
-    return any(h.specific for h in hits) and not ("triton_ptx" in merged(hits) or "triton_ptx" in ctx.facts)
+    """Certain as before (a specific anchor hit) unless the line is Triton's ptxas refusing the GPU's target, or
+    a CCCL name missing: certain where CCCL 3.0 removed it and the log shows the CUDA 13 toolkit (kinds/cccl.py)."""
+    facts = merged(hits)
+    if cccl.removed_name(facts):
+        return bool(ctx.facts.get("cuda_13")) and cccl.removed_in_3(cccl.removed_name(facts))
+    return any(h.specific for h in hits) and not ("triton_ptx" in facts or "triton_ptx" in ctx.facts)
 
 
 def _triton_ptx(arch: str) -> tuple[str, str]:
@@ -612,6 +623,7 @@ CUDA_BUILD = Recogniser(
             "Install the release of the package written for the torch installed (or the torch it was written "
             "for); the project's issues or a newer commit usually carry the port.",
             when=("source_error", "torch_api", "torch_symbol"),
+            unless=("cccl_member",),  # a CCCL name CUDA 13 removed: the cause and its fix say both (cccl.py)
         ),
         Alternative(
             "dependency_version",
@@ -621,6 +633,7 @@ CUDA_BUILD = Recogniser(
             "supports; an `error: identifier ... is undefined` or `no matching function` names the API that "
             "changed.",
             when=("compile_error", "extension", "source_error", "torch_api", "torch_symbol"),
+            unless=("cccl_member",),
         ),
         Alternative(
             "cuda_unavailable",
@@ -747,6 +760,7 @@ CUDA_BUILD = Recogniser(
         diagnostics.TORCH_SYMBOL,
         diagnostics.LIBRARY_SYMBOL,
         *build_tools.FACTS,
+        *cccl.FACTS,
     ),
     describe=_build,
 )

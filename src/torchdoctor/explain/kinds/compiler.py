@@ -48,6 +48,8 @@ SOURCE_ERROR = R(
     r"does not name a type|unknown type name|identifier not found|cannot convert|invalid conversion|"
     r"too (?:few|many) arguments|identifier \"[^\"\n]{1,80}\" is undefined|no matching function for call to|"
     r"no instance of overloaded function|no suitable constructor exists to convert|no suitable conversion function|"
+    # nvcc's EDG front end: 'namespace "cub" has no member "Sum"', 'class "at::Tensor" has no member "data"'
+    r"has no member \"[^\"\n]{1,80}\"|"
     # the call fits several overloads the headers declare (an overload added or changed in another release)
     r"call of overloaded [^\n]{1,200}? is ambiguous|call to ['\u2018][^\n]{1,200}? is ambiguous|"
     r"more than one instance of overloaded function|ambiguous call to overloaded function)"
@@ -110,6 +112,8 @@ SOURCE_ANCHORS = (
     # nvcc's EDG front end on a value of one type where the headers want another (gcc's "cannot convert")
     "no suitable constructor exists to convert",
     "no suitable conversion function from",
+    # nvcc's EDG front end on a name a namespace or class does not declare (gcc's "is not a member of")
+    'has no member "',
     # a call the headers' overloads all fit (gcc, clang, nvcc's EDG front end, MSVC C2668): an overload that another
     # release of the library added or changed (torch 1.3's Tensor::mean over an initializer list)
     "error: call of overloaded",
@@ -147,6 +151,7 @@ TEMPLATES = (
     "system:nvcc-no-instance-of-overloaded",
     "system:nvcc-no-suitable-constructor",
     "system:nvcc-no-suitable-conversion-function",
+    "system:nvcc-has-no-member",
     "system:gcc-call-of-overloaded-ambiguous",
     "system:clang-call-ambiguous",
     "system:nvcc-more-than-one-overload-matches",

@@ -818,6 +818,8 @@ CUDA_UNAVAILABLE = Recogniser(
         "lightning:can-not-run-on-your-system",  # accelerator connector: accelerator="gpu" without CUDA
         "torch:pytorch-was-compiled-without-cuda-support",  # torch/cuda/__init__.py: a CPU-only build
         "accelerate:there-are-currently-no-available-devices",  # accelerate/utils/environment.py: no accelerator
+        # c10/cuda/CUDAFunctions.cpp device_count_ensure_non_zero: a CUDA build of torch that sees no GPU
+        "torch_native:no-cuda-gpus-are-available",
         # torch/utils/cpp_extension.py _find_cuda_home: printed when torch.cuda.is_available() is False while an
         # extension is built or loaded (a container started without the GPUs, a CPU-only torch, no driver)
         "torch:no-cuda-runtime-is-found-using",
