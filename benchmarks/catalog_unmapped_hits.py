@@ -30,7 +30,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from explain_corpus import judge, labels
+from explain_corpus import judge, labels, refuse_unlabelled
 
 from torchdoctor.explain.catalog import Template, load
 from torchdoctor.explain.diagnose import explain
@@ -206,10 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         help="per missed log holding a mapped template: its lead and templates",
     )
     args = parser.parse_args(argv)
-    for folder in args.folders:
-        if not (folder / "SOURCES.md").is_file():
-            print(f"error: {folder} has no SOURCES.md", file=sys.stderr)
-            return 2
+    if refuse_unlabelled(args.folders):
+        return 2
     sources = {s.strip() for s in args.only.split(",") if s.strip()} or None
     if args.mapped:
         print(mapped_view(args.folders, sources))

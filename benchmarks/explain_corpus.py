@@ -79,6 +79,16 @@ def labels(folder: Path) -> list[Label]:
     return found
 
 
+def refuse_unlabelled(folders: list[Path]) -> bool:
+    """Print one line and say so when a folder has no SOURCES.md table (the scripts that read a labelled folder
+    exit 2 then)."""
+    for folder in folders:
+        if not (folder / "SOURCES.md").is_file():
+            print(f"error: {folder} has no SOURCES.md", file=sys.stderr)
+            return True
+    return False
+
+
 def _confident(finding) -> bool:
     return finding.details.get("confidence") != "likely"
 

@@ -40,7 +40,7 @@ from collections import Counter
 from pathlib import Path
 
 from catalog_unmapped_hits import _PLACEHOLDER, held, unmapped
-from explain_corpus import judge, labels
+from explain_corpus import judge, labels, refuse_unlabelled
 
 from torchdoctor.explain.catalog import Template, load
 from torchdoctor.explain.diagnose import explain
@@ -389,10 +389,8 @@ def main(argv: list[str] | None = None) -> int:
         help="per partly held miss: template, piece, line, anchors (train only)",
     )
     args = parser.parse_args(argv)
-    for folder in args.folders:
-        if not (folder / "SOURCES.md").is_file():
-            print(f"error: {folder} has no SOURCES.md", file=sys.stderr)
-            return 2
+    if refuse_unlabelled(args.folders):
+        return 2
     rows = sort_misses(args.folders)
     partly_held = partly_rows(rows, args.folders)
     if args.partly and not args.totals:

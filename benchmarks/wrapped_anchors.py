@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from explain_corpus import labels
+from explain_corpus import labels, refuse_unlabelled
 
 from torchdoctor.explain.collect import places
 from torchdoctor.explain.kinds import RECOGNISERS
@@ -52,8 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="a folder with a SOURCES.md table (train: it names files)")
     args = parser.parse_args(argv)
-    if not (args.folder / "SOURCES.md").is_file():
-        print(f"error: {args.folder} has no SOURCES.md", file=sys.stderr)
+    if refuse_unlabelled([args.folder]):
         return 2
     logs = 0
     every = labels(args.folder)
