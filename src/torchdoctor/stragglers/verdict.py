@@ -314,7 +314,8 @@ def judge_stretch(
     is longer than usual too (`OWN_MAJORITY`, `OWN_MARGIN`; for the parts a rank sleeps in, `SLEEPING`, its own
     work less its waiting for a CPU may stand for it: `WORK`; for those in `PEERS_ASLEEP`, its own work less its time
     asleep or blocked: `window.AWAKE`; for the parts in `CONSISTENT_ONLY`, and for those in
-    `CLEAR_PARTS` that stand `CLEAR_MARGIN` standard errors out on `CLEAR_MAJORITY` of the steps, that test is waived) and
+    `CLEAR_PARTS` that stand `CLEAR_MARGIN` standard errors out on `CLEAR_MAJORITY` of the steps, and the exits at
+    `CLEAR_EXITS`, that test is waived: `_quiet`) and
     not shorter elsewhere by as much (its total
     excess within two standard errors of the part's, or `ELSEWHERE` of it). Lateness leaving the collectives counts only beyond
     twice the rank's rise in waiting for a CPU since its usual (`_waiting_rise`, from ``usual_load``,
