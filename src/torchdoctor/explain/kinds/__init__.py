@@ -33,6 +33,7 @@ from torchdoctor.explain.kinds import (
     collective_args,
     comm,
     compile_backends,
+    compile_recompiles,
     compiled_ops,
     config_registry,
     config_targets,
@@ -168,6 +169,7 @@ from torchdoctor.explain.kinds import (
     torch_load_calls,
     torchvision_renames,
     train,
+    trained_on_cpu,
     trainer_arguments,
     trainer_data_releases,
     trainer_resume,
@@ -307,6 +309,8 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *watchdog_report.RECOGNISERS,
     *warnings_alone.RECOGNISERS,
     *loop_warnings.RECOGNISERS,  # a loop that runs but not as meant (warnings: only where nothing failed)
+    *trained_on_cpu.RECOGNISERS,  # a run on the CPU, not the GPU (warnings: only where nothing failed)
+    *compile_recompiles.RECOGNISERS,  # torch.compile gone eager (a warning: only where nothing failed)
     *dataloader_workers.RECOGNISERS,
     *distributions.RECOGNISERS,
     *op_size_limits.RECOGNISERS,

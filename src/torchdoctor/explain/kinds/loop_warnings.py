@@ -26,6 +26,10 @@ error is the finding), and only likely: the warning says a condition, not the sy
   object shared or re-created per phase, Lightning-AI/pytorch-lightning#8350), a rank got no batch, or
   torchmetrics 1.2.x's false warning for ``RunningMean`` / ``RunningSum`` through their inner metric
   (Lightning-AI/torchmetrics#2264, fixed in 1.3).
+- Lightning's configuration validator (``trainer/configuration_validator.py``, ``__verify_eval_loop_configuration``,
+  1.x-2.x): "You defined a `validation_step` but have no `val_dataloader`. Skipping val loop." and "You passed in a
+  `val_dataloader` but have no `validation_step`. Skipping val loop.": no validation runs at all, so no val metric is
+  logged, and a ModelCheckpoint or EarlyStopping watching one never acts on it.
 """
 
 from __future__ import annotations
@@ -148,4 +152,45 @@ METRIC_COMPUTE_BEFORE_UPDATE = Recogniser(
 )
 
 
-RECOGNISERS = (SCHEDULER_BEFORE_OPTIMIZER, LOG_INTERVAL_ABOVE_BATCHES, METRIC_COMPUTE_BEFORE_UPDATE)
+def _no_validation(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    no_step = any("no_validation_step" in h.facts for h in hits)
+    what = (
+        "a val_dataloader was given but the LightningModule has no validation_step"
+        if no_step
+        else "the LightningModule has a validation_step but no val_dataloader reached the Trainer"
+    )
+    return (
+        f"Lightning skipped the validation loop: {what} (a warning, the run went on without validating)",
+        "Give the Trainer both halves: a validation_step(self, batch, batch_idx) method on the LightningModule, "
+        "and a val_dataloader (trainer.fit(model, train_dataloaders=..., val_dataloaders=...), a "
+        "val_dataloader() method, or a LightningDataModule that defines one). A method misnamed (validation_steps, "
+        "val_step) or defined outside the class counts as missing. Without the loop no val metric is logged, and a "
+        "ModelCheckpoint(monitor='val_loss') or EarlyStopping on it never acts on one; limit_val_batches=0 or "
+        "num_sanity_val_steps do not cause this warning.",
+    )
+
+
+VALIDATION_LOOP_SKIPPED = Recogniser(
+    kind="validation_loop_skipped",
+    title="Lightning's validation loop skipped",
+    anchors=(
+        "but have no `val_dataloader`. Skipping val loop.",
+        "but have no `validation_step`. Skipping val loop.",
+    ),
+    templates=(
+        "lightning:you-defined-validation-step-but-have",
+        "lightning:you-passed-in-val-dataloader-but",
+    ),
+    facts=(R(r"(?P<no_validation_step>but have no `validation_step`)"),),
+    confirm=lambda hits, ctx: False,  # a warning: whether validation was wanted is not in the log
+    fallback=True,
+    describe=_no_validation,
+)
+
+
+RECOGNISERS = (
+    SCHEDULER_BEFORE_OPTIMIZER,
+    LOG_INTERVAL_ABOVE_BATCHES,
+    METRIC_COMPUTE_BEFORE_UPDATE,
+    VALIDATION_LOOP_SKIPPED,
+)
