@@ -80,11 +80,11 @@ TRAINED_ON_CPU = Recogniser(
     ),
     # the device line a healthy GPU run prints too ("used: True") is not this kind
     match=R(
-        r"GPU available but not used\.|GPU available: True(?: \(\w+\))?, used: False|CUDA is not available"
+        r"GPU available but not used\.|GPU available: True[^,\n]{0,12}, used: False|CUDA is not available"
     ),
     facts=(
         R(
-            r"(?P<lightning_gpu_unused>GPU available but not used\.|GPU available: True(?: \(\w+\))?, used: False)"
+            r"(?P<lightning_gpu_unused>GPU available but not used\.|GPU available: True[^,\n]{0,12}, used: False)"
         ),
     ),
     confirm=lambda hits, ctx: False,  # a warning: the log does not say the run was meant for a GPU

@@ -1,0 +1,116 @@
+"""Warnings of runs that work but not as meant, read from the sources that print them (kinds/trained_on_cpu.py,
+compile_recompiles.py, loop_warnings.VALIDATION_LOOP_SKIPPED): each wording filled as its source fills it is its
+kind, likely, where the log holds no error; beside an error the error leads; the lines a healthy run prints in
+their place are no finding."""
+
+from __future__ import annotations
+
+import pytest
+from explaining import explained, filled
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
+OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.69 GiB "
+    "of which 1.12 GiB is free.\n"
+)
+WARNED = "/usr/lib/python3.10/site-packages/x.py:12: UserWarning: "
+
+
+@pytest.mark.parametrize(
+    ("ident", "values", "kind"),
+    [
+        ("third_party:lightning-gpu-available-but-not-used-0-7", (), "trained_on_cpu"),
+        ("third_party:lightning-gpu-available-but-not-used-1-0", (), "trained_on_cpu"),
+        ("third_party:lightning-gpu-available-but-not-used-1-6", ("4",), "trained_on_cpu"),
+        ("third_party:lightning-gpu-available-but-not-used-2", (), "trained_on_cpu"),
+        ("third_party:lightning-gpu-available-used-false", (" (cuda)",), "trained_on_cpu"),
+        ("third_party:lightning-gpu-available-used-false", ("",), "trained_on_cpu"),
+        ("torch_native:grad-scaler-enabled-cuda-not-available", (), "trained_on_cpu"),
+        ("torch_native:autocast-cuda-not-available-device-type", (), "trained_on_cpu"),
+        ("torch_native:autocast-cuda-not-available-or-torch-xla", (), "trained_on_cpu"),
+        ("torch_native:dynamo-hit-recompile-limit", ("recompile_limit", "8"), "compile_recompile_limit"),
+        ("torch_native:dynamo-hit-recompile-limit", ("cache_size_limit", "64"), "compile_recompile_limit"),
+        ("lightning:you-defined-validation-step-but-have", (), "validation_loop_skipped"),
+        ("lightning:you-passed-in-val-dataloader-but", (), "validation_loop_skipped"),
+    ],
+)
+def test_each_wording_alone_is_its_likely_kind_and_never_beside_an_error(ident, values, kind):
+    warning = WARNED + filled(ident, *values)
+    found = explained(warning + "\n")
+    assert (found.id, found.details["confidence"], found.status) == (f"log.{kind}", "likely", "warn"), (
+        ident,
+        found.summary,
+    )
+    beside = explained(warning + "\n" + OOM)
+    assert beside.id == "log.cuda_oom", (ident, beside.summary)
+
+
+# Lightning's device lines of a run on the GPU, and of a machine with none: nothing to find
+@pytest.mark.parametrize(
+    "line",
+    [
+        "GPU available: True (cuda), used: True",
+        "GPU available: True, used: True",
+        "GPU available: False, used: False",
+        "TPU available: False, using: 0 TPU cores",
+    ],
+)
+def test_the_device_line_of_a_run_on_the_gpu_or_without_one_is_no_finding(line):
+    found = explained(line + "\nEpoch 0: 100%|##########| 10/10 [00:01<00:00, 9.50it/s, v_num=0]\n")
+    assert found.id == "log.unrecognised", (line, found.summary)
+
+
+def test_lightning_on_the_cpu_says_which_trainer_setting_and_why_it_is_slow():
+    found = explained(
+        "GPU available: True (cuda), used: False\nTPU available: False, using: 0 TPU cores\n"
+        "/opt/conda/lib/python3.10/site-packages/lightning/pytorch/trainer/setup.py:177: PossibleUserWarning: GPU "
+        "available but not used. You can set it by doing `Trainer(accelerator='gpu')`.\n"
+    )
+    assert found.id == "log.trained_on_cpu" and "Lightning found a GPU" in found.summary, found.summary
+    assert "accelerator='gpu', devices=N" in found.fix and "nvidia-smi" in found.fix
+
+
+def test_autocast_disabled_says_torch_sees_no_gpu_and_how_to_check():
+    found = explained(
+        "/home/u/.local/lib/python3.9/site-packages/torch/autocast_mode.py:162: UserWarning: User provided "
+        "device_type of 'cuda', but CUDA is not available. Disabling\n"
+        "  warnings.warn('User provided device_type of \\'cuda\\', but CUDA is not available. Disabling')\n"
+        "Loss:  0.9986863136291504  AUC:  0.5069040816326531\n"
+    )
+    assert found.id == "log.trained_on_cpu" and "CUDA is not available" in found.summary, found.summary
+    assert "torch.version.cuda" in found.fix and "CUDA_VISIBLE_DEVICES" in found.fix
+
+
+# the warning as torch 2.x's logging prints it (a [frame/compile] prefix on each line), function and reason read
+def test_the_recompile_limit_names_the_function_the_limit_and_the_last_reason():
+    prefix = "W1107 09:47:09.123000 1234 torch/_dynamo/convert_frame.py:1676] [0/8] "
+    found = explained(
+        prefix + "torch._dynamo hit config.recompile_limit (8)\n"
+        + prefix + "   function: 'forward' (/home/u/modeling_llama.py:637)\n"
+        + prefix + "   last reason: 0/7: tensor 'x' size mismatch at index 0. expected 8, actual 9\n"
+        + prefix + 'To log all recompilation reasons, use TORCH_LOGS="recompiles".\n'
+    )
+    assert found.id == "log.compile_recompile_limit", found.summary
+    for words in ("'forward' (/home/u/modeling_llama.py:637)", "after 8 recompilations", "size mismatch at index 0"):
+        assert words in found.summary, (words, found.summary)
+    assert "mark_dynamic" in found.fix and "torch._dynamo.config.recompile_limit" in found.fix
+
+
+# torch 2.4's raise of the same limit under fullgraph is an error of its own, not this warning's reading
+def test_a_recompile_limit_raised_under_fullgraph_is_not_the_warning():
+    found = explained("torch._dynamo.exc.Unsupported: cache_size_limit reached\n")
+    assert found.id != "log.compile_recompile_limit", found.summary
+
+
+def test_a_skipped_val_loop_names_the_missing_half():
+    found = explained(WARNED + filled("lightning:you-passed-in-val-dataloader-but") + "\n")
+    assert "no validation_step" in found.summary and "validation_step(self, batch, batch_idx)" in found.fix
+    found = explained(WARNED + filled("lightning:you-defined-validation-step-but-have") + "\n")
+    assert "no val_dataloader" in found.summary and "val_dataloaders=" in found.fix
+
+
+# Lightning's sync_dist advice is printed by most healthy multi-GPU runs that log on epoch level: no finding alone
+def test_the_sync_dist_advice_leads_nothing():
+    found = explained(WARNED + filled("third_party:lightning-log-sync-dist-recommended", "'val_loss'") + "\n")
+    assert found.id == "log.unrecognised", found.summary
