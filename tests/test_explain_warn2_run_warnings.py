@@ -85,14 +85,19 @@ def test_autocast_disabled_says_torch_sees_no_gpu_and_how_to_check():
 # the warning as torch 2.x's logging prints it (a [frame/compile] prefix on each line), function and reason read
 def test_the_recompile_limit_names_the_function_the_limit_and_the_last_reason():
     prefix = "W1107 09:47:09.123000 1234 torch/_dynamo/convert_frame.py:1676] [0/8] "
-    found = explained(
-        prefix + "torch._dynamo hit config.recompile_limit (8)\n"
-        + prefix + "   function: 'forward' (/home/u/modeling_llama.py:637)\n"
-        + prefix + "   last reason: 0/7: tensor 'x' size mismatch at index 0. expected 8, actual 9\n"
-        + prefix + 'To log all recompilation reasons, use TORCH_LOGS="recompiles".\n'
+    lines = (
+        "torch._dynamo hit config.recompile_limit (8)",
+        "   function: 'forward' (/home/u/modeling_llama.py:637)",
+        "   last reason: 0/7: tensor 'x' size mismatch at index 0. expected 8, actual 9",
+        'To log all recompilation reasons, use TORCH_LOGS="recompiles".',
     )
+    found = explained("".join(prefix + line + "\n" for line in lines))
     assert found.id == "log.compile_recompile_limit", found.summary
-    for words in ("'forward' (/home/u/modeling_llama.py:637)", "after 8 recompilations", "size mismatch at index 0"):
+    for words in (
+        "'forward' (/home/u/modeling_llama.py:637)",
+        "after 8 recompilations",
+        "size mismatch at index 0",
+    ):
         assert words in found.summary, (words, found.summary)
     assert "mark_dynamic" in found.fix and "torch._dynamo.config.recompile_limit" in found.fix
 
