@@ -33,6 +33,20 @@ WARNED = "/usr/lib/python3.10/site-packages/x.py:12: UserWarning: "
         ("torch_native:dynamo-hit-recompile-limit", ("cache_size_limit", "64"), "compile_recompile_limit"),
         ("lightning:you-defined-validation-step-but-have", (), "validation_loop_skipped"),
         ("lightning:you-passed-in-val-dataloader-but", (), "validation_loop_skipped"),
+        ("lightning:you-passed-trainer-accelerator-cpu-precision", (), "trained_on_cpu"),
+        ("third_party:lightning-cpu-precision-16-native-amp", (), "trained_on_cpu"),
+        ("third_party:lightning-devices-flag-ignored", ("4", "1"), "devices_flag_ignored"),
+        ("transformers:there-seems-not-to-be-single", ("1200", "5000"), "data_ran_out_before_max_steps"),
+        (
+            "third_party:transformers-not-a-single-sample-epoch-iterator-old",
+            ("1200", "5000"),
+            "data_ran_out_before_max_steps",
+        ),
+        ("torch_native:checkpoint-none-of-the-inputs-require-grad", (), "checkpoint_inputs_no_grad"),
+        ("deepspeed:unable-to-find-torch-distributed-all", (), "deepspeed_slow_collectives"),
+        ("deepspeed:unable-to-find-torch-distributed-reduce", (), "deepspeed_slow_collectives"),
+        ("deepspeed:unable-to-find-torch-distributed-all-2", (), "deepspeed_slow_collectives"),
+        ("deepspeed:unable-to-find-torch-distributed-reduce-3", (), "deepspeed_slow_collectives"),
     ],
 )
 def test_each_wording_alone_is_its_likely_kind_and_never_beside_an_error(ident, values, kind):
@@ -119,3 +133,57 @@ def test_a_skipped_val_loop_names_the_missing_half():
 def test_the_sync_dist_advice_leads_nothing():
     found = explained(WARNED + filled("third_party:lightning-log-sync-dist-recommended", "'val_loss'") + "\n")
     assert found.id == "log.unrecognised", found.summary
+
+
+def test_lightning_16_bit_on_the_cpu_says_the_trainer_resolved_to_the_cpu():
+    found = explained(WARNED + filled("lightning:you-passed-trainer-accelerator-cpu-precision") + "\n")
+    assert "resolved to the CPU" in found.summary and "precision='16-mixed'" in found.fix, found.summary
+
+
+def test_devices_ignored_names_both_numbers():
+    found = explained(WARNED + filled("third_party:lightning-devices-flag-ignored", "4", "1") + "\n")
+    assert "devices=4 ignored, 1 used" in found.summary and "drop gpus=" in found.fix, found.summary
+
+
+# the Trainer's warning as its logger prints it, both numbers read
+def test_the_data_running_out_names_the_step_and_max_steps():
+    found = explained(
+        "[WARNING|trainer.py:2278] 2024-03-01 10:00:00,000 >> There seems not to be a single sample in your "
+        "epoch_iterator, stopping training at step 1200! This is expected if you're using an IterableDataset and "
+        "set num_steps (5000) higher than the number of available samples.\n"
+    )
+    assert found.id == "log.data_ran_out_before_max_steps", found.summary
+    assert "at step 1200 of max_steps=5000" in found.summary and "split_dataset_by_node" in found.fix
+
+
+def test_a_checkpoint_without_input_gradients_says_the_adapters_never_train():
+    found = explained(
+        "/usr/local/lib/python3.10/dist-packages/torch/utils/checkpoint.py:31: UserWarning: None of the inputs have "
+        "requires_grad=True. Gradients will be None\n"
+        '  warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")\n'
+        "{'loss': 2.3026, 'learning_rate': 0.0002, 'epoch': 0.1}\n"
+    )
+    assert found.id == "log.checkpoint_inputs_no_grad", found.summary
+    assert "enable_input_require_grads" in found.fix and "'use_reentrant': False" in found.fix
+
+
+# the error LoRA with reentrant checkpointing raises where nothing else needs a gradient leads over the warning
+def test_the_checkpoint_warning_beside_the_no_grad_error_is_not_the_finding():
+    found = explained(
+        "/usr/lib/python3/torch/utils/checkpoint.py:31: UserWarning: None of the inputs have requires_grad=True. "
+        "Gradients will be None\n"
+        "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn\n"
+    )
+    assert found.id != "log.checkpoint_inputs_no_grad", found.summary
+
+
+def test_deepspeed_fallback_names_the_missing_collectives():
+    found = explained(
+        "[WARNING] [comm.py:152:init_deepspeed_backend] "
+        + filled("deepspeed:unable-to-find-torch-distributed-all")
+        + "\n[WARNING] [comm.py:152:init_deepspeed_backend] "
+        + filled("deepspeed:unable-to-find-torch-distributed-reduce")
+        + "\n"
+    )
+    assert "all_gather_into_tensor, reduce_scatter_tensor missing" in found.summary, found.summary
+    assert "1.13" in found.fix

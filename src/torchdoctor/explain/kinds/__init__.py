@@ -58,10 +58,12 @@ from torchdoctor.explain.kinds import (
     deepspeed_checkpoint_files,
     deepspeed_launch,
     deepspeed_op_requirements,
+    deepspeed_slow_collectives,
     detection_boxes,
     determinism,
     device_mesh_usage,
     device_strings,
+    devices_ignored,
     distributed_checkpoint,
     distributions,
     downloads,
@@ -311,6 +313,8 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *loop_warnings.RECOGNISERS,  # a loop that runs but not as meant (warnings: only where nothing failed)
     *trained_on_cpu.RECOGNISERS,  # a run on the CPU, not the GPU (warnings: only where nothing failed)
     *compile_recompiles.RECOGNISERS,  # torch.compile gone eager (a warning: only where nothing failed)
+    *devices_ignored.RECOGNISERS,  # Lightning's devices= ignored (a warning: only where nothing failed)
+    *deepspeed_slow_collectives.RECOGNISERS,  # DeepSpeed's fallback collectives (a warning: only where nothing failed)
     *dataloader_workers.RECOGNISERS,
     *distributions.RECOGNISERS,
     *op_size_limits.RECOGNISERS,

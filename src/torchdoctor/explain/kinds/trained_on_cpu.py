@@ -9,7 +9,11 @@ log that holds no error: the run worked, on the CPU. Each warning is printed whe
   flag when calling the script." (0.7-0.9), "Set the gpus flag in your trainer `Trainer(gpus=1)` or script
   `--gpus=1`." (1.0-1.5), "Set `accelerator` and `devices` using `Trainer(accelerator='gpu', devices=N)`."
   (1.6-1.9), "You can set it by doing `Trainer(accelerator='gpu')`." (2.x, a ``PossibleUserWarning``): torch sees
-  a GPU, the Trainer was given none.
+  a GPU, the Trainer was given none. Its accelerator connector also warns where 16-bit precision was asked of a
+  Trainer that resolved to the CPU: "You passed `Trainer(accelerator='cpu', precision=16)` but native AMP is not
+  supported on CPU. Using `precision='bf16'` instead." (1.5-1.9; 2.x: "... precision='16-mixed')` but AMP with fp16
+  is not supported on CPU. Using `precision='bf16-mixed'` instead."), printed also where accelerator was left to
+  'auto' and torch saw no GPU.
 - torch's ``GradScaler.__init__`` (``torch/cuda/amp/grad_scaler.py``, 1.6+; ``torch/amp/grad_scaler.py`` later)
   warns "torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling." and ``autocast`` for
   device_type 'cuda' "User provided device_type of 'cuda', but CUDA is not available. Disabling"
@@ -41,6 +45,14 @@ _NO_CUDA_FIX = (
 
 def _on_cpu(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     lightning = any("lightning_gpu_unused" in h.facts for h in hits)
+    if not lightning and any("lightning_cpu_precision" in h.facts for h in hits):
+        return (
+            "Lightning's Trainer resolved to the CPU although 16-bit precision was asked for, and trains in bf16 on "
+            "the CPU instead (a warning, the run went on)" + on_ranks(hits),
+            "The Trainer runs on the CPU: accelerator='cpu' was passed, or accelerator='auto' found no GPU torch "
+            "can use. For the GPU: Trainer(accelerator='gpu', devices=N, precision='16-mixed'), and where it then "
+            "says no GPU is available, check torch itself: " + _NO_CUDA_FIX,
+        )
     if lightning:
         return (
             "Lightning found a GPU but the Trainer trains on the CPU: it was given no GPU accelerator (a warning, "
@@ -67,6 +79,7 @@ TRAINED_ON_CPU = Recogniser(
         "GradScaler is enabled, but CUDA is not available.",
         "User provided device_type of 'cuda', but CUDA is not available. Disabling",
         "CUDA is not available or torch_xla is imported. Disabling autocast.",
+        "is not supported on CPU. Using `precision='bf16",
     ),
     templates=(
         "third_party:lightning-gpu-available-but-not-used-0-7",
@@ -77,12 +90,16 @@ TRAINED_ON_CPU = Recogniser(
         "torch_native:grad-scaler-enabled-cuda-not-available",
         "torch_native:autocast-cuda-not-available-device-type",
         "torch_native:autocast-cuda-not-available-or-torch-xla",
+        "lightning:you-passed-trainer-accelerator-cpu-precision",
+        "third_party:lightning-cpu-precision-16-native-amp",
     ),
     # the device line a healthy GPU run prints too ("used: True") is not this kind
     match=R(
-        r"GPU available but not used\.|GPU available: True[^,\n]{0,12}, used: False|CUDA is not available"
+        r"GPU available but not used\.|GPU available: True[^,\n]{0,12}, used: False|CUDA is not available|"
+        r"is not supported on CPU\. Using `precision='bf16"
     ),
     facts=(
+        R(r"(?P<lightning_cpu_precision>`Trainer\(accelerator='cpu', precision=)"),
         R(
             r"(?P<lightning_gpu_unused>GPU available but not used\.|GPU available: True[^,\n]{0,12}, used: False)"
         ),
