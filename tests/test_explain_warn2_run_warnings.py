@@ -1,7 +1,7 @@
 """Warnings of runs that work but not as meant, read from the sources that print them (kinds/trained_on_cpu.py,
-compile_recompiles.py, loop_warnings.VALIDATION_LOOP_SKIPPED): each wording filled as its source fills it is its
-kind, likely, where the log holds no error; beside an error the error leads; the lines a healthy run prints in
-their place are no finding."""
+compile_recompiles.py, settings_ignored.py, deepspeed_slow_collectives.py, and loop_warnings.py's session-39
+readings): each wording filled as its source fills it is its kind, likely, where the log holds no error; beside an
+error the error leads; the lines a healthy run prints in their place are no finding."""
 
 from __future__ import annotations
 
@@ -47,6 +47,11 @@ WARNED = "/usr/lib/python3.10/site-packages/x.py:12: UserWarning: "
         ("deepspeed:unable-to-find-torch-distributed-reduce", (), "deepspeed_slow_collectives"),
         ("deepspeed:unable-to-find-torch-distributed-all-2", (), "deepspeed_slow_collectives"),
         ("deepspeed:unable-to-find-torch-distributed-reduce-3", (), "deepspeed_slow_collectives"),
+        (
+            "accelerate:gradient-accumulation-steps-mismatch-gradientaccumulationplugin-has",
+            ("8", "1"),
+            "grad_accumulation_overridden",
+        ),
     ],
 )
 def test_each_wording_alone_is_its_likely_kind_and_never_beside_an_error(ident, values, kind):
@@ -187,3 +192,13 @@ def test_deepspeed_fallback_names_the_missing_collectives():
     )
     assert "all_gather_into_tensor, reduce_scatter_tensor missing" in found.summary, found.summary
     assert "1.13" in found.fix
+
+
+# accelerate's warning as its logger prints it under accelerate launch with a DeepSpeed config
+def test_the_accumulation_override_names_both_numbers_and_auto():
+    found = explained(
+        "12/03/2024 10:00:00 - WARNING - accelerate.accelerator - Gradient accumulation steps mismatch: "
+        "GradientAccumulationPlugin has 8, DeepSpeed config has 1. Using DeepSpeed's value.\n"
+    )
+    assert found.id == "log.grad_accumulation_overridden", found.summary
+    assert "(8 asked, the DeepSpeed config's 1 used)" in found.summary and '"auto"' in found.fix

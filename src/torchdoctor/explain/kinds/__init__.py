@@ -63,7 +63,6 @@ from torchdoctor.explain.kinds import (
     determinism,
     device_mesh_usage,
     device_strings,
-    devices_ignored,
     distributed_checkpoint,
     distributions,
     downloads,
@@ -157,6 +156,7 @@ from torchdoctor.explain.kinds import (
     schedulers,
     script_objects,
     serialization_calls,
+    settings_ignored,
     simulators,
     spawned_workers,
     streaming_cache,
@@ -313,7 +313,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *loop_warnings.RECOGNISERS,  # a loop that runs but not as meant (warnings: only where nothing failed)
     *trained_on_cpu.RECOGNISERS,  # a run on the CPU, not the GPU (warnings: only where nothing failed)
     *compile_recompiles.RECOGNISERS,  # torch.compile gone eager (a warning: only where nothing failed)
-    *devices_ignored.RECOGNISERS,  # Lightning's devices= ignored (a warning: only where nothing failed)
+    *settings_ignored.RECOGNISERS,  # a setting overridden by another (warnings: only where nothing failed)
     *deepspeed_slow_collectives.RECOGNISERS,  # DeepSpeed's fallback collectives (a warning: only where nothing failed)
     *dataloader_workers.RECOGNISERS,
     *distributions.RECOGNISERS,
