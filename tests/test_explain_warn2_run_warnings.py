@@ -202,3 +202,10 @@ def test_the_accumulation_override_names_both_numbers_and_auto():
     )
     assert found.id == "log.grad_accumulation_overridden", found.summary
     assert "(8 asked, the DeepSpeed config's 1 used)" in found.summary and '"auto"' in found.fix
+
+
+# torch 2.x's wording names torch_xla, but the check behind it (amp_definitely_not_available) is false wherever
+# torch_xla is installed: no TPU reading, the CPU one
+def test_autocast_off_in_torch_2_is_the_cpu_reading():
+    found = explained(WARNED + filled("torch_native:autocast-cuda-not-available-or-torch-xla") + "\n")
+    assert "the model trains on the CPU" in found.summary and "torch.version.cuda" in found.fix, found.summary

@@ -19,7 +19,9 @@ log that holds no error: the run worked, on the CPU. Each warning is printed whe
   device_type 'cuda' "User provided device_type of 'cuda', but CUDA is not available. Disabling"
   (``torch/autocast_mode.py``, 1.10 on) or "CUDA is not available or torch_xla is imported. Disabling autocast."
   (``torch/amp/autocast_mode.py``, 2.13.0 here): the code asked for CUDA's mixed precision in a process where torch
-  sees no GPU, so the model runs in float32 wherever it is, which is the CPU unless something else failed.
+  sees no GPU, so the model runs in float32 wherever it is, which is the CPU unless something else failed. Despite
+  the later wording, both check ``torch.cuda.amp.common.amp_definitely_not_available()``: no CUDA and no torch_xla
+  installed, so a TPU run does not print them.
 
 A warning: a finding only where the log shows no error (``fallback``: beside an error, the error leads), and only
 likely (a run meant for the CPU prints them too; the log does not say it was meant for a GPU).
