@@ -48,6 +48,11 @@ WARNED = "/usr/lib/python3.10/site-packages/x.py:12: UserWarning: "
         ("deepspeed:unable-to-find-torch-distributed-all-2", (), "deepspeed_slow_collectives"),
         ("deepspeed:unable-to-find-torch-distributed-reduce-3", (), "deepspeed_slow_collectives"),
         (
+            "torch_native:loss-target-size-broadcast",
+            ("torch.Size([32])", "torch.Size([32, 1])"),
+            "loss_target_broadcast",
+        ),
+        (
             "accelerate:gradient-accumulation-steps-mismatch-gradientaccumulationplugin-has",
             ("8", "1"),
             "grad_accumulation_overridden",
@@ -209,3 +214,28 @@ def test_the_accumulation_override_names_both_numbers_and_auto():
 def test_autocast_off_in_torch_2_is_the_cpu_reading():
     found = explained(WARNED + filled("torch_native:autocast-cuda-not-available-or-torch-xla") + "\n")
     assert "the model trains on the CPU" in found.summary and "torch.version.cuda" in found.fix, found.summary
+
+
+# mse_loss's warning as Python prints it, with the source line under it
+def test_a_broadcast_target_names_both_sizes_and_the_squeeze():
+    found = explained(
+        "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/loss.py:536: UserWarning: Using a target size "
+        "(torch.Size([64])) that is different to the input size (torch.Size([64, 1])). This will likely lead to "
+        "incorrect results due to broadcasting. Please ensure they have the same size.\n"
+        "  return F.mse_loss(input, target, reduction=self.reduction)\n"
+        "Epoch 3 | train loss 0.2481 | val loss 0.2502\n"
+    )
+    assert found.id == "log.loss_target_broadcast", found.summary
+    assert (
+        "(target torch.Size([64]), output torch.Size([64, 1]))" in found.summary
+        and "squeeze(-1)" in found.fix
+    )
+
+
+# binary_cross_entropy refuses the same mismatch with a ValueError ("... is deprecated"): that error is no warning
+def test_the_refused_target_size_is_not_the_broadcast_warning():
+    found = explained(
+        "ValueError: Using a target size (torch.Size([8])) that is different to the input size "
+        "(torch.Size([8, 1])) is deprecated. Please ensure they have the same size.\n"
+    )
+    assert found.id != "log.loss_target_broadcast", found.summary

@@ -41,6 +41,11 @@ error is the finding), and only likely: the warning says a condition, not the sy
   the default before 2.4 and still transformers' for years) whose inputs need no gradient returns an output that
   needs none, so no parameter inside the checkpointed layers gets a gradient. With a frozen embedding (LoRA/PEFT,
   a frozen backbone) the adapters in those layers never train: a loss that stays flat, no error.
+- torch's regression losses (``torch/nn/functional.py``: ``mse_loss``, ``l1_loss``, ``smooth_l1_loss``,
+  ``huber_loss``, a ``UserWarning``, 0.4 on): "Using a target size (torch.Size([32])) that is different to the input
+  size (torch.Size([32, 1])). This will likely lead to incorrect results due to broadcasting. Please ensure they
+  have the same size.": an output of [N, 1] against a target of [N] broadcasts to [N, N], every output compared with
+  every target, so the model learns the targets' mean: a loss that stops falling, no error.
 """
 
 from __future__ import annotations
@@ -264,6 +269,40 @@ CHECKPOINT_INPUTS_NO_GRAD = Recogniser(
 )
 
 
+def _broadcast_target(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    target, output = facts.get("target_size"), facts.get("output_size")
+    sizes = f" (target {target}, output {output})" if target and output else ""
+    return (
+        "torch warned that a regression loss got a target of another shape than the output"
+        + sizes
+        + ": the two "
+        "are broadcast against each other, so the loss compares every output with every target (a warning, the "
+        "run went on, learning the targets' mean)" + on_ranks(hits),
+        "Make the shapes equal before the loss: an output of [N, 1] against a target of [N] is the usual case, "
+        "fixed by loss_fn(output.squeeze(-1), target) or loss_fn(output, target.view_as(output)) (or "
+        "target.unsqueeze(1)); a target read as [N] from a dataset of single values needs the same. A loss that "
+        "stops falling early, or predictions that all come out near the mean, is what this looks like.",
+    )
+
+
+LOSS_TARGET_BROADCAST = Recogniser(
+    kind="loss_target_broadcast",
+    title="a regression loss whose target is broadcast against the output",
+    anchors=("This will likely lead to incorrect results due to broadcasting",),
+    templates=("torch_native:loss-target-size-broadcast",),
+    facts=(
+        R(
+            r"Using a target size \((?P<target_size>torch\.Size\(\[[\d, ]{0,60}\]\))\) that is different to the "
+            r"input size \((?P<output_size>torch\.Size\(\[[\d, ]{0,60}\]\))\)"
+        ),
+    ),
+    confirm=lambda hits, ctx: False,  # a warning: whether the broadcast was meant is not in the log
+    fallback=True,
+    describe=_broadcast_target,
+)
+
+
 RECOGNISERS = (
     SCHEDULER_BEFORE_OPTIMIZER,
     LOG_INTERVAL_ABOVE_BATCHES,
@@ -271,4 +310,5 @@ RECOGNISERS = (
     VALIDATION_LOOP_SKIPPED,
     DATA_RAN_OUT,
     CHECKPOINT_INPUTS_NO_GRAD,
+    LOSS_TARGET_BROADCAST,
 )
