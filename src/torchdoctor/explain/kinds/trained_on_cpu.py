@@ -6,7 +6,7 @@ log that holds no error: the run worked, on the CPU. Each warning is printed whe
 - Lightning's ``_log_device_info`` (``lightning/pytorch/trainer/setup.py`` in 2.x, the accelerator connector in
   1.x) prints "GPU available: True (cuda), used: False" ("GPU available: True, used: False" before 1.7) and warns
   "GPU available but not used." followed by the setting to use, which changed with the releases: "Set the --gpus
-  flag when calling the script." (0.7-0.9), "Set the gpus flag in your trainer `Trainer(gpus=1)` or script
+  flag when calling the script." (0.x), "Set the gpus flag in your trainer `Trainer(gpus=1)` or script
   `--gpus=1`." (1.0-1.5), "Set `accelerator` and `devices` using `Trainer(accelerator='gpu', devices=N)`."
   (1.6-1.9), "You can set it by doing `Trainer(accelerator='gpu')`." (2.x, a ``PossibleUserWarning``): torch sees
   a GPU, the Trainer was given none. Its accelerator connector also warns where 16-bit precision was asked of a
