@@ -1,9 +1,9 @@
 """torch.compile giving up on a function it recompiled too often: the run goes on uncompiled, slower.
 
 torch._dynamo compiles a function once per set of guards (tensor sizes, dtypes, Python values the code read);
-each new set recompiles it. Past ``torch._dynamo.config.cache_size_limit`` compiled versions of one function
-(8 by default in 2.x; renamed ``recompile_limit``, with ``accumulated_recompile_limit`` for the whole process)
-``convert_frame.py`` logs a warning and runs that function eagerly from then on:
+each new set recompiles it. Past ``torch._dynamo.config.cache_size_limit`` compiled versions of one function (64
+in torch 2.0, 8 in later releases; renamed ``recompile_limit``, with ``accumulated_recompile_limit`` for the whole
+process) ``convert_frame.py`` logs a warning and runs that function eagerly from then on:
 
     torch._dynamo hit config.recompile_limit (8)
        function: 'forward' (/path/modeling_llama.py:637)
