@@ -70,6 +70,42 @@ def _listed(hits: list[Hit], key: str) -> list[str]:
     return [k for h in hits for k in _KEY.findall(str(h.facts.get(key, "")))]
 
 
+# the wrappers whose attribute name sits inside a key, where the wrapped submodule is (torch.compile on a
+# submodule: "encoder._orig_mod.layer.weight"; FSDP1's units: "layers.0._fsdp_wrapped_module.mlp.weight";
+# apply_activation_checkpointing: "layers.0._checkpoint_wrapped_module.mlp.weight"); "module." is read only in
+# front, as a model's own submodule may be named "module"
+INNER_WRAPPERS = PREFIXES[1:]
+_INNER = re.compile(r"(?:^|(?<=\.))(" + "|".join(re.escape(p) for p, _ in INNER_WRAPPERS) + ")")
+
+
+def _unwrapped(key: str) -> str:
+    """``key`` without the wrappers' names: DDP's leading "module." and the others wherever they sit."""
+    key = _INNER.sub("", key)
+    while key.startswith("module."):
+        key = key.removeprefix("module.")
+    return key
+
+
+def _wrappers_of(key: str) -> list[str]:
+    """The wrappers' names ``key`` holds (``PREFIXES`` order)."""
+    found = set(_INNER.findall(key)) | ({"module."} if _INNER.sub("", key).startswith("module.") else set())
+    return [p for p, _ in PREFIXES if p in found]
+
+
+def _wrapper_pair(hits: list[Hit]) -> tuple[str, str, list[str], list[str]] | None:
+    """(an unexpected key, the missing key it is, the wrappers only the checkpoint's key holds, those only the
+    model's key holds) for the first key of the state dict that is a key the model misses once the wrappers' names
+    are taken out of both: one side saved or loaded through a wrapper the other lacks."""
+    missing = {_unwrapped(k): k for k in _listed(hits, "missing")}
+    for key in _listed(hits, "unexpected"):
+        model_key = missing.get(_unwrapped(key))
+        if model_key is None or model_key == key:
+            continue
+        saved, model = _wrappers_of(key), _wrappers_of(model_key)
+        return key, model_key, [w for w in saved if w not in model], [w for w in model if w not in saved]
+    return None
+
+
 def _prefixed(hits: list[Hit]) -> tuple[str, str, str] | None:
     """(prefix, wrapper, side) when one side's keys are the other's with a wrapper's prefix: ``checkpoint`` when
     the state dict's (unexpected) keys carry it and, taken off, name a key the model misses (saved through the
@@ -212,6 +248,11 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"before wrapping; or add the prefix: state = {{{prefix!r} + k: v for k, v in state.items()}}."
         )
         return summary + on_ranks(hits), fix
+    paired = _wrapper_pair(hits)
+    if paired is not None:
+        return _wrapped_keys(summary, *paired, hits)
+    if facts.get("dcp_missing"):
+        return _dcp_missing(summary, str(facts["dcp_missing"]), hits)
     if facts.get("size_param"):
         summary += f": size mismatch for {facts['size_param']}"
         fix = (
@@ -229,6 +270,91 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "state_dict_type it was saved with; strict=False only when the missing keys are meant to be new."
     )
     return summary + on_ranks(hits), fix
+
+
+def _wrapped_keys(
+    summary: str, key: str, model_key: str, saved: list[str], model: list[str], hits: list[Hit]
+) -> tuple[str, str]:
+    """The state dict's keys are the model's with other wrappers' names in them (``_wrapper_pair``): a wrapper
+    inside the keys (a compiled, FSDP-wrapped or checkpoint-wrapped submodule), or one on each side."""
+    names = dict(PREFIXES)
+
+    def said(wrappers: list[str]) -> str:
+        return " and ".join(f"{w!r} ({names[w]})" for w in wrappers)
+
+    sides = []
+    if saved:
+        sides.append(f"the checkpoint's hold {said(saved)}")
+    if model:
+        sides.append(f"the model's hold {said(model)}")
+    summary += (
+        f": the keys are the same names with wrappers' names in them ({key!r} in the checkpoint, {model_key!r} in "
+        f"the model): {', '.join(sides)}"
+    )
+    inner = [w for w in saved + model if w != "module."]
+    pattern = "|".join(re.escape(w.rstrip(".")) for w in inner)
+    bare = f"re.sub(r'(^|\\.)(?:{pattern})\\.', r'\\1', k)" if inner else "k"
+    if "module." in saved + model:
+        bare += ".removeprefix('module.')"
+    fix = (
+        "One side was saved or loaded through a wrapper the other was not (torch.compile on a submodule puts "
+        "'_orig_mod.' where that submodule sits, FSDP1 '_fsdp_wrapped_module.' in each wrapped unit, "
+        "apply_activation_checkpointing '_checkpoint_wrapped_module.', DDP 'module.' in front). Save from the "
+        "unwrapped model next time (the module before torch.compile / DDP, or get_model_state_dict(model), which "
+        "leaves the wrappers' names out), and load this one by matching the names without them:\n"
+        f"import re; bare = lambda k: {bare}\n"
+        "own = {bare(k): k for k in model.state_dict()}\n"
+        "model.load_state_dict({own[bare(k)]: v for k, v in state.items() if bare(k) in own})"
+    )
+    return summary + on_ranks(hits), fix
+
+
+_LIST_KEYS = (
+    "list the checkpoint's keys with torch.distributed.checkpoint.FileSystemReader(path).read_metadata()"
+    ".state_dict_metadata.keys() and compare them with the dict's"
+)
+
+
+def _dcp_missing(summary: str, key: str, hits: list[Hit]) -> tuple[str, str]:
+    """torch.distributed.checkpoint's load planner found no entry in the checkpoint for ``key``, a key of the dict
+    given to dcp.load (flattened: "optimizer.state.0.step" is state_dict["optimizer"]["state"][0]["step"])."""
+    summary += f": the dict given to dcp.load asks for {key!r}, which the checkpoint does not hold"
+    if re.search(r"(?:^|\.)state\.\d+\.", key):
+        return (
+            summary
+            + ": an optimizer state keyed by parameter index (optimizer.state_dict()), where distributed "
+            "checkpoints keep optimizer state keyed by parameter name (get_optimizer_state_dict, "
+            "FSDP.optim_state_dict)" + on_ranks(hits),
+            "Load the optimizer state in the form it was saved: build the dict with the function that saved it, "
+            "state = {'optimizer': get_optimizer_state_dict(model, optimizer)}; dcp.load(state, checkpoint_id=path); "
+            "set_optimizer_state_dict(model, optimizer, state['optimizer']) (FSDP1: FSDP.optim_state_dict(model, "
+            "optimizer), then FSDP.optim_state_dict_to_load). accelerate's load_fsdp_optimizer loads a "
+            "SHARDED_STATE_DICT optimizer into optimizer.state_dict() this way (huggingface/accelerate#3971, FSDP2): "
+            "upgrade accelerate, or save with fsdp_state_dict_type: FULL_STATE_DICT; to check, "
+            + _LIST_KEYS
+            + ".",
+        )
+    wrappers = _wrappers_of(key)
+    if wrappers:
+        names = dict(PREFIXES)
+        return (
+            summary
+            + f": the key holds {', '.join(f'{w!r} ({names[w]})' for w in wrappers)}, a wrapper's name "
+            "the saved keys likely lack" + on_ranks(hits),
+            "The dict given to dcp.load was taken from the wrapped model (model.state_dict() of a compiled, DDP- or "
+            "checkpoint-wrapped model) and the checkpoint from the unwrapped one, or the other way. Build both the "
+            "saved and the loaded dict with get_model_state_dict(model) / get_state_dict(model, optimizer), which "
+            "leave the wrappers' names out, or take both from the same module (the one before torch.compile); "
+            "to check, " + _LIST_KEYS + ".",
+        )
+    return (
+        summary + on_ranks(hits),
+        "dcp.load fills in exactly the keys of the dict it is given: " + _LIST_KEYS + ". Another nesting (a "
+        "{'model': ..., 'optimizer': ...} dict on one side, the bare model state dict on the other), another "
+        "model or another wrapping leaves keys without an entry: build the dict the way the save did "
+        "(get_state_dict(model, optimizer) on both sides); if the missing entries are meant to be new (a head added "
+        "since), load the rest with planner=DefaultLoadPlanner(allow_partial_load=True).",
+    )
 
 
 def _flat_params(summary: str, flat: list[str], hits: list[Hit]) -> tuple[str, str]:
@@ -323,6 +449,8 @@ STATE_DICT_KEYS = Recogniser(
             r"An unexpected key, [^\n]{1,300}, exists)"
         ),
         R(r"size mismatch for (?P<size_param>[\w.]{1,200}):"),
+        # torch/distributed/checkpoint/default_planner.py create_local_plan: the fqn of the dict given to dcp.load
+        R(r"Missing key in checkpoint state_dict: (?P<dcp_missing>[^\s]{1,300}?)\.?(?:\s|$)"),
         R(r"(?P<keys>contains a key '[^'\n]{1,300}' that does not exist in the loaded checkpoint)"),
         R(
             r"(?P<fsdp_keys>FSDP assumes [^\n]{1,300} is in the state_dict but the state_dict only has[^\n]{0,300}|"
@@ -334,7 +462,7 @@ STATE_DICT_KEYS = Recogniser(
     # model alike: certain only when one list's keys are the other's with a known prefix (which side carries it
     # says whether the checkpoint or the model was wrapped; a prefix on one list alone, or on a key the other
     # list does not pair, is likely)
-    confirm=lambda hits, ctx: _prefixed(hits) is not None,
+    confirm=lambda hits, ctx: _prefixed(hits) is not None or _wrapper_pair(hits) is not None,
     describe=_state_dict,
 )
 
