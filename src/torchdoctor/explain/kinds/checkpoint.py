@@ -36,6 +36,9 @@ PREFIXES = (
     ("_orig_mod.", "torch.compile"),
     ("_fsdp_wrapped_module.", "FSDP"),
     ("_checkpoint_wrapped_module.", "activation checkpointing"),
+    # peft/peft_model.py: PeftModel keeps the tuner as base_model, the tuner (tuners_utils.BaseTuner) the model as
+    # model
+    ("base_model.model.", "PEFT (get_peft_model)"),
 )
 
 # the top-level entries a training checkpoint keeps the model's weights under, the likelier first: training
@@ -74,22 +77,36 @@ def _listed(hits: list[Hit], key: str) -> list[str]:
 # submodule: "encoder._orig_mod.layer.weight"; FSDP1's units: "layers.0._fsdp_wrapped_module.mlp.weight";
 # apply_activation_checkpointing: "layers.0._checkpoint_wrapped_module.mlp.weight"); "module." is read only in
 # front, as a model's own submodule may be named "module"
-INNER_WRAPPERS = PREFIXES[1:]
+INNER_WRAPPERS = (
+    *PREFIXES[1:4],
+    # peft/tuners/tuners_utils.py BaseTunerLayer: a LoRA layer keeps the Linear it wraps as base_layer
+    ("base_layer.", "PEFT's LoRA layer"),
+)
+LEADING = ("module.", "base_model.model.")
+WRAPPER_NAMES = dict(PREFIXES) | dict(INNER_WRAPPERS)
 _INNER = re.compile(r"(?:^|(?<=\.))(" + "|".join(re.escape(p) for p, _ in INNER_WRAPPERS) + ")")
+
+
+def _leading(key: str) -> tuple[list[str], str]:
+    """(the leading wrappers' names in front of ``key``, in order, and the key without them)."""
+    found = []
+    while True:
+        prefix = next((p for p in LEADING if key.startswith(p)), None)
+        if prefix is None:
+            return found, key
+        found.append(prefix)
+        key = key.removeprefix(prefix)
 
 
 def _unwrapped(key: str) -> str:
     """``key`` without the wrappers' names: DDP's leading "module." and the others wherever they sit."""
-    key = _INNER.sub("", key)
-    while key.startswith("module."):
-        key = key.removeprefix("module.")
-    return key
+    return _leading(_INNER.sub("", key))[1]
 
 
 def _wrappers_of(key: str) -> list[str]:
-    """The wrappers' names ``key`` holds (``PREFIXES`` order)."""
-    found = set(_INNER.findall(key)) | ({"module."} if _INNER.sub("", key).startswith("module.") else set())
-    return [p for p, _ in PREFIXES if p in found]
+    """The wrappers' names ``key`` holds (``WRAPPER_NAMES`` order)."""
+    found = set(_INNER.findall(key)) | set(_leading(_INNER.sub("", key))[0])
+    return [p for p in WRAPPER_NAMES if p in found]
 
 
 def _wrapper_pair(hits: list[Hit]) -> tuple[str, str, list[str], list[str]] | None:
@@ -237,7 +254,11 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary + on_ranks(hits), fix
     if found is not None:
         prefix, wrapper, _ = found
-        inner = {"module.": "model.module", "_orig_mod.": "model._orig_mod"}.get(prefix, "the wrapped module")
+        inner = {
+            "module.": "model.module",
+            "_orig_mod.": "model._orig_mod",
+            "base_model.model.": "model.get_base_model()",
+        }.get(prefix, "the wrapped module")
         summary += (
             f": the model's keys start with {prefix!r} (it is wrapped in {wrapper}), the checkpoint's do not "
             "(saved from the bare model)"
@@ -277,7 +298,7 @@ def _wrapped_keys(
 ) -> tuple[str, str]:
     """The state dict's keys are the model's with other wrappers' names in them (``_wrapper_pair``): a wrapper
     inside the keys (a compiled, FSDP-wrapped or checkpoint-wrapped submodule), or one on each side."""
-    names = dict(PREFIXES)
+    names = WRAPPER_NAMES
 
     def said(wrappers: list[str]) -> str:
         return " and ".join(f"{w!r} ({names[w]})" for w in wrappers)
@@ -291,21 +312,30 @@ def _wrapped_keys(
         f": the keys are the same names with wrappers' names in them ({key!r} in the checkpoint, {model_key!r} in "
         f"the model): {', '.join(sides)}"
     )
-    inner = [w for w in saved + model if w != "module."]
+    inner = [w for w in saved + model if w not in LEADING]
     pattern = "|".join(re.escape(w.rstrip(".")) for w in inner)
     bare = f"re.sub(r'(^|\\.)(?:{pattern})\\.', r'\\1', k)" if inner else "k"
-    if "module." in saved + model:
-        bare += ".removeprefix('module.')"
+    for prefix in LEADING:
+        if prefix in saved + model:
+            bare += f".removeprefix({prefix!r})"
     fix = (
         "One side was saved or loaded through a wrapper the other was not (torch.compile on a submodule puts "
         "'_orig_mod.' where that submodule sits, FSDP1 '_fsdp_wrapped_module.' in each wrapped unit, "
-        "apply_activation_checkpointing '_checkpoint_wrapped_module.', DDP 'module.' in front). Save from the "
+        "apply_activation_checkpointing '_checkpoint_wrapped_module.', PEFT 'base_model.model.' in front and "
+        "'base_layer.' in each LoRA layer, DDP 'module.' in front). Save from the "
         "unwrapped model next time (the module before torch.compile / DDP, or get_model_state_dict(model), which "
         "leaves the wrappers' names out), and load this one by matching the names without them:\n"
         f"import re; bare = lambda k: {bare}\n"
         "own = {bare(k): k for k in model.state_dict()}\n"
         "model.load_state_dict({own[bare(k)]: v for k, v in state.items() if bare(k) in own})"
     )
+    if {"base_model.model.", "base_layer."} & set(saved):
+        fix += (
+            "\nThe checkpoint is a PEFT model's: its lora_A / lora_B weights have no place in the bare model and "
+            "the renaming above drops them. To keep them, load it into the PEFT model (get_peft_model(model, "
+            "the same LoraConfig), then load_state_dict; PeftModel.from_pretrained for a saved adapter), or save "
+            "the merged weights (model.merge_and_unload().state_dict())."
+        )
     return summary + on_ranks(hits), fix
 
 
@@ -336,7 +366,7 @@ def _dcp_missing(summary: str, key: str, hits: list[Hit]) -> tuple[str, str]:
         )
     wrappers = _wrappers_of(key)
     if wrappers:
-        names = dict(PREFIXES)
+        names = WRAPPER_NAMES
         return (
             summary
             + f": the key holds {', '.join(f'{w!r} ({names[w]})' for w in wrappers)}, a wrapper's name "
