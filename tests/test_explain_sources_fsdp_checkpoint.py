@@ -672,3 +672,110 @@ def test_older_torch_wordings_of_fsdp_checks_read_as_their_later_kind(line, kind
     found = lead(line + "\n")
     assert found.id == f"log.{kind}", found.summary
     assert words in found.summary, found.summary
+
+
+# nn/modules/module.py load_state_dict's two lists, filled the way torch fills them ("Missing key(s)" the model's,
+# "Unexpected key(s)" the state dict's), where the keys differ only by wrappers' names: torch.compile on a
+# submodule ("encoder._orig_mod."), compile over DDP ("_orig_mod.module."), apply_activation_checkpointing
+# ("_checkpoint_wrapped_module." in each wrapped layer), PEFT ("base_model.model." in front, "base_layer." in each
+# LoRA layer). Paired once the names are taken out of both: certain, and the fix's renaming holds.
+def _load_error(model: str, missing: list[str], unexpected: list[str]) -> str:
+    return (
+        f"RuntimeError: Error(s) in loading state_dict for {model}:\n"
+        "\tMissing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". \n"
+        "\tUnexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". \n"
+    )
+
+
+def _renamed(fix: str, keys: list[str]) -> list[str]:
+    """The keys as the fix's own `bare` function maps them (the line it prints, run)."""
+    line = next(line for line in fix.splitlines() if "bare = lambda k:" in line)
+    scope: dict = {}
+    exec(line, scope)  # the fix's one line of Python: import re; bare = lambda k: ...
+    return [scope["bare"](k) for k in keys]
+
+
+@pytest.mark.parametrize(
+    ("missing", "unexpected", "said"),
+    [
+        (
+            ["encoder.conv.weight", "encoder.conv.bias"],
+            ["encoder._orig_mod.conv.weight", "encoder._orig_mod.conv.bias"],
+            "the checkpoint's hold '_orig_mod.' (torch.compile)",
+        ),
+        (
+            ["conv.weight", "fc.weight"],
+            ["_orig_mod.module.conv.weight", "_orig_mod.module.fc.weight"],
+            "the checkpoint's hold 'module.' (DistributedDataParallel / DataParallel) and '_orig_mod.'",
+        ),
+        (
+            ["layers.0._checkpoint_wrapped_module.mlp.weight"],
+            ["layers.0.mlp.weight"],
+            "the model's hold '_checkpoint_wrapped_module.' (activation checkpointing)",
+        ),
+        (
+            ["_orig_mod.layers.0.weight"],
+            ["module.layers.0.weight"],
+            "the checkpoint's hold 'module.' (DistributedDataParallel / DataParallel), the model's hold '_orig_mod.'",
+        ),
+    ],
+)
+def test_wrappers_names_inside_the_keys_are_paired_once_taken_out(missing, unexpected, said):
+    found = lead(_load_error("Net", missing, unexpected))
+    assert found.id == "log.state_dict_keys" and found.details["confidence"] == "certain", found.summary
+    assert said in found.summary, found.summary
+    assert _renamed(found.fix, missing) == _renamed(found.fix, unexpected)
+
+
+def test_a_peft_checkpoint_loaded_into_the_bare_model_names_its_adapter_weights():
+    found = lead(
+        _load_error(
+            "LlamaForCausalLM",
+            ["model.layers.0.self_attn.q_proj.weight"],
+            [
+                "base_model.model.model.layers.0.self_attn.q_proj.base_layer.weight",
+                "base_model.model.model.layers.0.self_attn.q_proj.lora_A.default.weight",
+            ],
+        )
+    )
+    assert found.id == "log.state_dict_keys" and found.details["confidence"] == "certain", found.summary
+    assert "'base_model.model.' (PEFT" in found.summary and "'base_layer.'" in found.summary
+    assert "merge_and_unload" in found.fix and "lora_A" in found.fix
+    assert _renamed(found.fix, ["base_model.model.model.layers.0.self_attn.q_proj.base_layer.weight"]) == [
+        "model.layers.0.self_attn.q_proj.weight"
+    ]
+
+
+def test_a_submodule_of_the_models_own_named_module_is_no_wrapper():
+    # "module." inside a key is a submodule's own name (torch_geometric's and Lightning users' models have them):
+    # read only in front, so the keys are not paired and the reading stays likely
+    found = lead(_load_error("Model", ["net.mlp.norms.0.module.weight"], ["net.mlp.norms.0.weight"]))
+    assert found.id == "log.state_dict_keys" and found.details["confidence"] == "likely", found.summary
+    assert "wrappers' names" not in found.summary
+
+
+# torch/distributed/checkpoint/default_planner.py create_local_plan: "Missing key in checkpoint state_dict: {fqn}."
+# where fqn is a key of the (flattened) dict given to dcp.load
+def test_dcp_missing_optimizer_state_by_index_names_the_state_keyed_by_parameter_name():
+    found = lead("RuntimeError: Missing key in checkpoint state_dict: optimizer.state.0.step.\n")
+    assert found.id == "log.state_dict_keys" and found.details["confidence"] == "likely", found.summary
+    assert "'optimizer.state.0.step'" in found.summary and "keyed by parameter index" in found.summary
+    assert (
+        "get_optimizer_state_dict(model, optimizer)" in found.fix and "set_optimizer_state_dict" in found.fix
+    )
+    assert "accelerate#3971" in found.fix
+
+
+def test_dcp_missing_key_with_a_wrappers_name_names_get_model_state_dict():
+    found = lead(
+        "RuntimeError: Missing key in checkpoint state_dict: model._orig_mod.layers.0.attention.wq.weight.\n"
+    )
+    assert found.id == "log.state_dict_keys", found.summary
+    assert "'_orig_mod.' (torch.compile)" in found.summary and "get_model_state_dict(model)" in found.fix
+
+
+def test_dcp_missing_key_names_how_to_list_the_checkpoints_keys_and_a_partial_load():
+    found = lead("RuntimeError: Missing key in checkpoint state_dict: model.layers.0.attention.wq.weight.\n")
+    assert found.id == "log.state_dict_keys", found.summary
+    assert "read_metadata().state_dict_metadata" in found.fix and "allow_partial_load=True" in found.fix
+    assert "keyed by parameter index" not in found.summary
