@@ -779,3 +779,40 @@ def test_dcp_missing_key_names_how_to_list_the_checkpoints_keys_and_a_partial_lo
     assert found.id == "log.state_dict_keys", found.summary
     assert "read_metadata().state_dict_metadata" in found.fix and "allow_partial_load=True" in found.fix
     assert "keyed by parameter index" not in found.summary
+
+
+# nn/modules/module.py _load_from_state_dict: the exception of one parameter's copy, appended to load_state_dict's
+# list (torch_native:while-copying-the-parameter-named). The keys matched; the exception quoted is the cause.
+def _copy_failed(name: str, exception: str) -> str:
+    return (
+        "RuntimeError: Error(s) in loading state_dict for FullyShardedDataParallel:\n"
+        f'\tWhile copying the parameter named "{name}", whose dimensions in the model are torch.Size([16, 8]) and '
+        f"whose dimensions in the checkpoint are torch.Size([16, 8]), an exception occurred : ('{exception}',).\n"
+    )
+
+
+def test_a_full_state_dict_copied_into_dtensor_parameters_names_set_model_state_dict():
+    found = lead(
+        _copy_failed(
+            "net1.0.weight",
+            "aten.copy_.default: got mixed torch.Tensor and DTensor, need to convert all torch.Tensor to DTensor "
+            "before calling distributed operators!",
+        )
+    )
+    assert found.id == "log.dtensor_mixed_operands" and found.details["confidence"] == "likely", found.summary
+    assert 'load_state_dict could not copy "net1.0.weight"' in found.summary
+    assert "broadcast_from_rank0=True" in found.fix and "distribute_tensor" in found.fix
+    assert "full_tensor()" in found.fix  # the other way round: a sharded state dict into a plain model
+    assert "gradient clipping" not in found.summary, found.summary  # the Trainer's clipping reading is not this
+
+
+def test_a_copy_that_raised_is_read_by_its_exception_not_as_keys_that_differ():
+    found = lead(_copy_failed("fc.weight", "Cannot copy out of meta tensor; no data!"))
+    assert found.id == "log.meta_weights_not_loaded", found.summary
+    # a list that also names keys the model misses is still a state dict of other keys
+    found = lead(
+        "RuntimeError: Error(s) in loading state_dict for Net:\n"
+        '\tMissing key(s) in state_dict: "head.weight". \n'
+        + _copy_failed("fc.weight", "Cannot copy out of meta tensor; no data!").split("\n", 1)[1]
+    )
+    assert found.id == "log.state_dict_keys", found.summary

@@ -493,6 +493,13 @@ STATE_DICT_KEYS = Recogniser(
     # says whether the checkpoint or the model was wrapped; a prefix on one list alone, or on a key the other
     # list does not pair, is likely)
     confirm=lambda hits, ctx: _prefixed(hits) is not None or _wrapper_pair(hits) is not None,
+    # load_state_dict's list holding only a copy that raised (torch_native:while-copying-the-parameter-named): the
+    # keys matched and the copy failed, the exception it quotes is the cause (a DTensor parameter given a plain
+    # tensor: dtensor_mixed_operands; a meta tensor: meta_weights_not_loaded), not a state dict of other keys
+    reject=R(
+        r"\A(?![\s\S]*(?:[Kk]ey\(s\) in state_dict|size mismatch for|(?:unexpected|missing) key ['\"]))"
+        r"[\s\S]*While (?:copying|swapping) the parameter named "
+    ),
     describe=_state_dict,
 )
 

@@ -57,7 +57,30 @@ DTENSOR_INPLACE_PLACEMENT = Recogniser(
 )
 
 
+def _loaded_into_dtensors(hits: list[Hit]) -> tuple[str, str]:
+    """load_state_dict's copy of one checkpoint tensor into the parameter of the same name raised DTensor's
+    refusal (nn/modules/module.py _load_from_state_dict, "While copying the parameter named ..."): one of the two
+    is a DTensor, the other a plain tensor."""
+    return (
+        f"load_state_dict could not copy {first(hits, 'loading_param')}: one side is a DTensor (a parameter of a "
+        "model sharded with FSDP2's fully_shard or tensor parallelism, or a state dict such a model saved) and the "
+        "other a plain tensor, and DTensor copies only from a DTensor" + on_ranks(hits),
+        "A model sharded with fully_shard (FSDP2) or parallelize_module loads only a sharded state dict through "
+        "load_state_dict. A full state dict (plain tensors: torch.load of a consolidated file, from_pretrained's "
+        "weights, a LoRA snapshot) has to be sharded on the way in: set_model_state_dict(model, full_sd, "
+        "options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True)) (rank 0 holding the dict, a "
+        "meta-device model materialised with to_empty first), or per tensor distribute_tensor(t, "
+        "param.device_mesh, param.placements) then load_state_dict(sharded, assign=True); or load it before "
+        "fully_shard. The other way round (a sharded model's own state_dict() saved with torch.save and loaded into "
+        "an unsharded model), save a full one instead: get_model_state_dict(model, "
+        "options=StateDictOptions(full_state_dict=True, cpu_offload=True)), or {k: v.full_tensor() for k, v in "
+        "state.items()}; a sharded checkpoint written with dcp.save loads with dcp.load into model.state_dict().",
+    )
+
+
 def _mixed_operands(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "loading_param"):
+        return _loaded_into_dtensors(hits)
     op = first(hits, "mixed_op") or first(hits, "mesh_op") or "a DTensor op"
     if first(hits, "mesh_op") or first(hits, "cross_mesh"):
         what = f"{op} was given DTensors on different device meshes"
@@ -101,6 +124,9 @@ DTENSOR_MIXED_OPERANDS = Recogniser(
         r"(?P<cross_mesh>DTensor does not support cross-mesh operation on (?P<mesh_op>[\w.]{1,60}))|"
         r"Cannot run [\w.]{1,60} on inputs with different meshes|All operands in [\w.]{1,60} must have the same mesh"
     ),
+    # nn/modules/module.py _load_from_state_dict quoting the exception of its copy (torch_native.tsv
+    # while-copying-the-parameter-named): the parameter it was copying
+    facts=(R(r"While (?:copying|swapping) the parameter named (?P<loading_param>\"[^\"\n]{1,200}\")"),),
     # the message names the op, not whose code mixed the tensors: the script's sharding, or a library's (a
     # Trainer's tensor parallelism clipping gradients before its release supported it)
     confirm=lambda hits, ctx: False,
@@ -112,6 +138,7 @@ DTENSOR_MIXED_OPERANDS = Recogniser(
             "When the traceback's frames are a library's (transformers' or accelerate's Trainer, a training "
             "framework), search its issues for the message and update it; meanwhile turn off what it does with "
             "the mixed tensors (max_grad_norm=-1 / 0 disables the Trainer's gradient clipping).",
+            unless=("loading_param",),
         ),
     ),
     describe=_mixed_operands,
