@@ -803,7 +803,9 @@ def test_a_full_state_dict_copied_into_dtensor_parameters_names_set_model_state_
     assert 'load_state_dict could not copy "net1.0.weight"' in found.summary
     assert "broadcast_from_rank0=True" in found.fix and "distribute_tensor" in found.fix
     assert "full_tensor()" in found.fix  # the other way round: a sharded state dict into a plain model
-    assert "gradient clipping" not in found.summary, found.summary  # the Trainer's clipping reading is not this
+    assert "gradient clipping" not in found.summary, (
+        found.summary
+    )  # the Trainer's clipping reading is not this
 
 
 def test_a_copy_that_raised_is_read_by_its_exception_not_as_keys_that_differ():
@@ -816,3 +818,22 @@ def test_a_copy_that_raised_is_read_by_its_exception_not_as_keys_that_differ():
         + _copy_failed("fc.weight", "Cannot copy out of meta tensor; no data!").split("\n", 1)[1]
     )
     assert found.id == "log.state_dict_keys", found.summary
+
+
+# accelerate/utils/fsdp_utils.py load_fsdp_model with FULL_STATE_DICT: torch.load of "pytorch_model_fsdp.bin" in the
+# checkpoint folder, CPython's FileNotFoundError when the checkpoint was saved in another form (a
+# SHARDED_STATE_DICT save writes the folder pytorch_model_fsdp_0/)
+def test_accelerates_full_state_dict_file_missing_names_the_state_dict_type_it_was_saved_with():
+    found = lead(
+        "[INFO|fsdp_utils.py:92] Loading model from output/checkpoint-500/pytorch_model_fsdp.bin\n"
+        "FileNotFoundError: [Errno 2] No such file or directory: 'output/checkpoint-500/pytorch_model_fsdp.bin'\n"
+    )
+    assert found.id == "log.checkpoint_path" and found.details["confidence"] == "likely", found.summary
+    assert (
+        "output/checkpoint-500/pytorch_model_fsdp.bin" in found.summary and "FULL_STATE_DICT" in found.summary
+    )
+    assert "SHARDED_STATE_DICT" in found.fix and "accelerate merge-weights" in found.fix
+    assert "DeepSpeed" not in found.summary
+    # accelerate's own log line naming the file, with nothing failing, is no finding
+    quiet = lead("[INFO|fsdp_utils.py:92] Saving model to output/checkpoint-500/pytorch_model_fsdp.bin\n")
+    assert quiet.id == "log.unrecognised", quiet.summary

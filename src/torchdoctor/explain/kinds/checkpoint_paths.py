@@ -140,6 +140,21 @@ def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "checkpoint before it); a checkpoint written with torch.save (one .pt / .bin file) loads with torch.load "
             "and set_model_state_dict(model, state, options=StateDictOptions(full_state_dict=True)).",
         )
+    if facts.get("fsdp_full_file"):
+        return (
+            f"accelerate's FSDP loader looked for {facts['fsdp_full_file']}, the one file a FULL_STATE_DICT save "
+            "writes, and it is not there: the checkpoint was saved with another fsdp_state_dict_type "
+            "(SHARDED_STATE_DICT writes the folder pytorch_model_fsdp_0/, LOCAL_STATE_DICT one "
+            "pytorch_model_fsdp_rank<N>.bin per rank), or the folder is not the checkpoint" + on_ranks(hits),
+            "accelerate (and the Trainer's FSDP resume through it) loads a checkpoint in the form the current "
+            "fsdp_state_dict_type names, not the one it was saved in. ls the checkpoint folder: with "
+            "pytorch_model_fsdp_0/ (and optimizer_0/) in it, resume with fsdp_state_dict_type: SHARDED_STATE_DICT "
+            "(the accelerate config's fsdp_config, or the Trainer's fsdp_config {'state_dict_type': "
+            "'SHARDED_STATE_DICT'}); to get one file of the whole model from it, accelerate merge-weights "
+            "<checkpoint>/pytorch_model_fsdp_0 <output_dir> and load that as the model (a new run, not a resume). "
+            "Without any pytorch_model_fsdp* entry, point resume_from_checkpoint / load_state at the checkpoint-N "
+            "folder itself.",
+        )
     if facts.get("parent"):
         return (
             f"the checkpoint path points inside a DeepSpeed checkpoint folder; its top is {facts['parent']}"
@@ -252,6 +267,9 @@ CHECKPOINT_PATH = Recogniser(
         # torch/distributed/checkpoint/filesystem.py FileSystemReader.read_metadata: CPython's FileNotFoundError for
         # the folder's .metadata
         "/.metadata'",
+        # accelerate/utils/fsdp_utils.py load_fsdp_model with FULL_STATE_DICT: torch.load of the one file that
+        # save_fsdp_model writes for that type (FSDP_MODEL_NAME + ".bin", "_<i>.bin" for a second model)
+        "pytorch_model_fsdp.bin'",
         # meta-llama's reference loaders: no *.pth shard in ckpt_dir (LLaMA 1's example.py counts MP=0, Llama 2's
         # llama/generation.py Llama.build asserts first)
         "Loading a checkpoint for MP=0 but world size is",
@@ -321,6 +339,7 @@ CHECKPOINT_PATH = Recogniser(
         R(r"(?P<index_files>\S{1,500}) containing more than one `\.index\.json` file"),
         R(r"(?P<path>\S{1,500}) is not a folder containing a `\.index\.json` file"),
         R(r"No such file or directory: '(?P<dcp_metadata>[^'\n]{0,400}?)/\.metadata'"),
+        R(r"No such file or directory: '(?P<fsdp_full_file>[^'\n]{0,400}?pytorch_model_fsdp(?:_\d+)?\.bin)'"),
         R(r"Try to load using this parent directory instead: (?P<parent>\S{1,500})"),
         R(r"(?P<not_zero>\S{1,300}) is not a zero checkpoint"),
         R(
@@ -353,7 +372,7 @@ CHECKPOINT_PATH = Recogniser(
             "(--save_only_model) or save_weights_only, or the save did not finish. Save full checkpoints to resume; to "
             "start from these weights alone, load them as the model (from_pretrained / load_state_dict) and do not "
             "resume.",
-            unless=("llama_no_shards",),
+            unless=("llama_no_shards", "fsdp_full_file"),
         ),
     ),
     describe=_checkpoint_path,
