@@ -837,3 +837,17 @@ def test_accelerates_full_state_dict_file_missing_names_the_state_dict_type_it_w
     # accelerate's own log line naming the file, with nothing failing, is no finding
     quiet = lead("[INFO|fsdp_utils.py:92] Saving model to output/checkpoint-500/pytorch_model_fsdp.bin\n")
     assert quiet.id == "log.unrecognised", quiet.summary
+
+
+# the other way round: accelerate's SHARDED_STATE_DICT loader reads <checkpoint>/pytorch_model_fsdp_0 with dcp.load
+# (FileSystemReader.read_metadata opens its .metadata), and the checkpoint holds a FULL_STATE_DICT save's one file
+def test_accelerates_sharded_folder_without_metadata_names_the_full_state_dict_save():
+    found = lead(
+        "FileNotFoundError: [Errno 2] No such file or directory: 'output/checkpoint-500/pytorch_model_fsdp_0/.metadata'\n"
+    )
+    assert found.id == "log.checkpoint_path", found.summary
+    assert "SHARDED_STATE_DICT loader" in found.summary and "pytorch_model_fsdp.bin" in found.summary
+    assert "FULL_STATE_DICT" in found.fix and "DeepSpeed" not in found.summary
+    # any other folder without .metadata keeps dcp's own reading
+    found = lead("FileNotFoundError: [Errno 2] No such file or directory: 'ckpt/step_10/.metadata'\n")
+    assert "torch.distributed.checkpoint found no .metadata in ckpt/step_10" in found.summary

@@ -129,6 +129,17 @@ def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "pytorch_model.bin.index.json beside model.safetensors.index.json), or pass the index file itself as "
             "checkpoint=.",
         )
+    if facts.get("fsdp_sharded_dir"):
+        return (
+            f"accelerate's SHARDED_STATE_DICT loader found no distributed checkpoint in {facts['fsdp_sharded_dir']}: "
+            "the checkpoint was saved with another fsdp_state_dict_type (FULL_STATE_DICT writes one "
+            "pytorch_model_fsdp.bin and optimizer.bin), or that save did not finish" + on_ranks(hits),
+            "accelerate (and the Trainer's FSDP resume through it) loads a checkpoint in the form the current "
+            "fsdp_state_dict_type names. ls the checkpoint folder: with pytorch_model_fsdp.bin in it, resume with "
+            "fsdp_state_dict_type: FULL_STATE_DICT (the accelerate config's fsdp_config, or the Trainer's fsdp_config "
+            "{'state_dict_type': 'FULL_STATE_DICT'}); a pytorch_model_fsdp_0/ folder of .distcp files without "
+            ".metadata is a save cut short: resume from the checkpoint before it.",
+        )
     if facts.get("dcp_metadata"):
         return (
             f"torch.distributed.checkpoint found no .metadata in {facts['dcp_metadata']}: not a distributed "
@@ -339,6 +350,10 @@ CHECKPOINT_PATH = Recogniser(
         R(r"(?P<index_files>\S{1,500}) containing more than one `\.index\.json` file"),
         R(r"(?P<path>\S{1,500}) is not a folder containing a `\.index\.json` file"),
         R(r"No such file or directory: '(?P<dcp_metadata>[^'\n]{0,400}?)/\.metadata'"),
+        # accelerate's SHARDED_STATE_DICT folders (fsdp_utils.py: FSDP_MODEL_NAME / OPTIMIZER_NAME + "_<i>")
+        R(
+            r"No such file or directory: '(?P<fsdp_sharded_dir>[^'\n]{0,400}?(?:pytorch_model_fsdp|optimizer)_\d+)/\.metadata'"
+        ),
         R(r"No such file or directory: '(?P<fsdp_full_file>[^'\n]{0,400}?pytorch_model_fsdp(?:_\d+)?\.bin)'"),
         R(r"Try to load using this parent directory instead: (?P<parent>\S{1,500})"),
         R(r"(?P<not_zero>\S{1,300}) is not a zero checkpoint"),
@@ -372,7 +387,7 @@ CHECKPOINT_PATH = Recogniser(
             "(--save_only_model) or save_weights_only, or the save did not finish. Save full checkpoints to resume; to "
             "start from these weights alone, load them as the model (from_pretrained / load_state_dict) and do not "
             "resume.",
-            unless=("llama_no_shards", "fsdp_full_file"),
+            unless=("llama_no_shards", "fsdp_full_file", "fsdp_sharded_dir"),
         ),
     ),
     describe=_checkpoint_path,
