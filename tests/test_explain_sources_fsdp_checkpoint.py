@@ -851,3 +851,39 @@ def test_accelerates_sharded_folder_without_metadata_names_the_full_state_dict_s
     # any other folder without .metadata keeps dcp's own reading
     found = lead("FileNotFoundError: [Errno 2] No such file or directory: 'ckpt/step_10/.metadata'\n")
     assert "torch.distributed.checkpoint found no .metadata in ckpt/step_10" in found.summary
+
+
+# CPython's EISDIR (system:is-a-directory-errno-21) raised by torch.load's open() (torch/serialization.py
+# _open_file.__init__, below load and _open_file_like): a folder where torch.load reads one file; the same error
+# from another open() (a script writing to a folder's path, a data loader) is not a checkpoint's
+TORCH_LOAD_FRAMES = (
+    "Traceback (most recent call last):\n"
+    '  File "test.py", line 76, in <module>\n'
+    "    model.load_state_dict(torch.load(args.model_file))\n"
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/serialization.py", line 791, in load\n'
+    "    with _open_file_like(f, 'rb') as opened_file:\n"
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/serialization.py", line 271, in _open_file_like\n'
+    "    return _open_file(name_or_buffer, mode)\n"
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/serialization.py", line 252, in __init__\n'
+    "    super().__init__(open(name, mode))\n"
+)
+
+
+def test_torch_load_of_a_folder_names_the_folder_checkpoints_and_an_unzipped_file():
+    found = lead(
+        TORCH_LOAD_FRAMES + "IsADirectoryError: [Errno 21] Is a directory: 'checkpoints/best_seen.pth'\n"
+    )
+    assert found.id == "log.checkpoint_path" and found.details["confidence"] == "likely", found.summary
+    assert "torch.load was given a folder, checkpoints/best_seen.pth" in found.summary
+    assert "dcp_to_torch_save" in found.fix and "unzipped" in found.fix and "zero_to_fp32" in found.fix
+    assert "DeepSpeed state" not in found.summary
+
+
+def test_a_folder_opened_by_other_code_is_no_checkpoint_path():
+    found = lead(
+        "Traceback (most recent call last):\n"
+        '  File "eval.py", line 76, in <module>\n'
+        "    with open(args.answers_file, 'w') as f:\n"
+        "IsADirectoryError: [Errno 21] Is a directory: '/home/u/LLaGA/checkpoints'\n"
+    )
+    assert found.id != "log.checkpoint_path", found.summary

@@ -1301,8 +1301,15 @@ CONTAINER = R(
     r"/\.dockerenv|NVIDIA Release \d{2}\.\d{2}|/var/lib/docker/|/overlay2/|\boverlay on / type overlay|"
     r"^overlay +\d[\d.]*[KMGTP]?\b)"
 )
-CONTEXT = tuple(
-    (literal, CONTAINER) for literal in ("docker", "podman", "/.dockerenv", "NVIDIA Release", "overlay")
+# torch.load opening its file (serialization.py: load -> _open_file_like -> _open_file.__init__, the frames a
+# traceback prints; before 1.6 load's own open(f, 'rb')), or the script's call to it
+TORCH_LOAD = R(
+    r"(?P<saw_torch_load>serialization\.py\"?, line \d+, in (?:load|_open_file_like|__init__)\b|\btorch\.load\()"
+)
+CONTEXT = (
+    *((literal, CONTAINER) for literal in ("docker", "podman", "/.dockerenv", "NVIDIA Release", "overlay")),
+    ("serialization.py", TORCH_LOAD),
+    ("torch.load(", TORCH_LOAD),
 )
 # the kernel's overlayfs (Documentation/filesystems/overlayfs.rst, "Renaming directories"): a directory of a lower
 # layer (one an image brought, not one the container made) is not moved by rename(2) unless the redirect_dir feature

@@ -129,6 +129,19 @@ def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "pytorch_model.bin.index.json beside model.safetensors.index.json), or pass the index file itself as "
             "checkpoint=.",
         )
+    if facts.get("dir_not_file"):
+        return (
+            f"torch.load was given a folder, {facts['dir_not_file']}, where it opens one checkpoint file"
+            + on_ranks(hits),
+            "torch.load reads one file. A checkpoint written as a folder loads with its own loader: a distributed "
+            "checkpoint (dcp.save, FSDP's SHARDED_STATE_DICT, Lightning's FSDP / ModelParallel sharded .ckpt: "
+            ".metadata beside __0_0.distcp files) with dcp.load, or Lightning's own resume (ckpt_path=), or made "
+            "one file with torch.distributed.checkpoint.format_utils.dcp_to_torch_save(folder, 'model.pt'); a "
+            "DeepSpeed checkpoint (latest, global_stepN/) with engine.load_checkpoint or its zero_to_fp32.py; a "
+            "Hugging Face model folder with from_pretrained. A folder holding data.pkl, data/ and version is a "
+            "torch.save file that was unzipped (a .pth is a zip archive): use the downloaded file as it is. "
+            "Otherwise pass the checkpoint file inside the folder (its .pth / .pt / .ckpt), not the folder.",
+        )
     if facts.get("fsdp_sharded_dir"):
         return (
             f"accelerate's SHARDED_STATE_DICT loader found no distributed checkpoint in {facts['fsdp_sharded_dir']}: "
@@ -278,6 +291,9 @@ CHECKPOINT_PATH = Recogniser(
         # torch/distributed/checkpoint/filesystem.py FileSystemReader.read_metadata: CPython's FileNotFoundError for
         # the folder's .metadata
         "/.metadata'",
+        # CPython's IsADirectoryError (EISDIR, IOError before 3.3) for torch.load's open() of a folder: only beside
+        # torch.load's frames or call (requires_beside)
+        "[Errno 21] Is a directory: '",
         # accelerate/utils/fsdp_utils.py load_fsdp_model with FULL_STATE_DICT: torch.load of the one file that
         # save_fsdp_model writes for that type (FSDP_MODEL_NAME + ".bin", "_<i>.bin" for a second model)
         "pytorch_model_fsdp.bin'",
@@ -338,6 +354,7 @@ CHECKPOINT_PATH = Recogniser(
         "transformers:error-no-file-named-or-found",
         "third_party:llama-checkpoint-mp-world-size",
         "third_party:llama-no-checkpoint-files",
+        "system:is-a-directory-errno-21",  # CPython's EISDIR, torch.load's open() of a folder
     ),
     facts=(
         R(
@@ -350,6 +367,7 @@ CHECKPOINT_PATH = Recogniser(
         R(r"(?P<index_files>\S{1,500}) containing more than one `\.index\.json` file"),
         R(r"(?P<path>\S{1,500}) is not a folder containing a `\.index\.json` file"),
         R(r"No such file or directory: '(?P<dcp_metadata>[^'\n]{0,400}?)/\.metadata'"),
+        R(r"\[Errno 21\] Is a directory: '(?P<dir_not_file>[^'\n]{1,500})'"),
         # accelerate's SHARDED_STATE_DICT folders (fsdp_utils.py: FSDP_MODEL_NAME / OPTIMIZER_NAME + "_<i>")
         R(
             r"No such file or directory: '(?P<fsdp_sharded_dir>[^'\n]{0,400}?(?:pytorch_model_fsdp|optimizer)_\d+)/\.metadata'"
@@ -387,9 +405,11 @@ CHECKPOINT_PATH = Recogniser(
             "(--save_only_model) or save_weights_only, or the save did not finish. Save full checkpoints to resume; to "
             "start from these weights alone, load them as the model (from_pretrained / load_state_dict) and do not "
             "resume.",
-            unless=("llama_no_shards", "fsdp_full_file", "fsdp_sharded_dir"),
+            unless=("llama_no_shards", "fsdp_full_file", "fsdp_sharded_dir", "dir_not_file"),
         ),
     ),
+    # a folder opened as a file is torch.load's only beside its frames or call (data code opens folders too)
+    requires_beside=(("dir_not_file", ("saw_torch_load",)),),
     describe=_checkpoint_path,
 )
 
