@@ -887,3 +887,25 @@ def test_a_folder_opened_by_other_code_is_no_checkpoint_path():
         "IsADirectoryError: [Errno 21] Is a directory: '/home/u/LLaGA/checkpoints'\n"
     )
     assert found.id != "log.checkpoint_path", found.summary
+
+
+# nn/modules/module.py's size mismatch where the checkpoint's first dimension is 0 and the rest the model's: a rank's
+# empty shard of a tensor split on dim 0 over more ranks than it has rows (pytorch/pytorch#136228's shapes)
+def test_an_empty_first_dimension_in_the_checkpoint_is_a_ranks_empty_shard():
+    found = lead(
+        "RuntimeError: Error(s) in loading state_dict for Linear:\n"
+        "\tsize mismatch for weight: copying a param with shape torch.Size([0, 17]) from checkpoint, the shape in "
+        "current model is torch.Size([1, 17]).\n"
+    )
+    assert found.id == "log.model_checkpoint_mismatch" and found.details["confidence"] == "likely", (
+        found.summary
+    )
+    assert "empty shard" in found.summary and "full_state_dict=True" in found.fix
+    assert "library_version_bug" in found.details["alternatives"], found.details
+    # another second dimension is another model's shape
+    found = lead(
+        "RuntimeError: Error(s) in loading state_dict for Linear:\n"
+        "\tsize mismatch for weight: copying a param with shape torch.Size([0, 17]) from checkpoint, the shape in "
+        "current model is torch.Size([1, 18]).\n"
+    )
+    assert "empty shard" not in found.summary, found.summary

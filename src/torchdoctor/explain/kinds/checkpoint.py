@@ -516,8 +516,29 @@ def _packed_4bit(saved: str, model: str) -> str:
     return ""
 
 
+def _empty_shard(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    """The checkpoint's tensor is [0, <rest>] where the model's is [M, <rest>]: a rank's local shard of a tensor
+    split on dim 0 over more ranks than it has rows (DTensor's Shard(0), FSDP2's sharding, uneven), kept as the shard
+    where the full tensor was meant."""
+    return (
+        f"the checkpoint's {facts.get('param', '?')} is an empty shard ({facts.get('saved_shape', '?')} against "
+        f"the model's {facts.get('model_shape', '?')}): a rank's part of a tensor split on its first dimension "
+        "over more ranks than it has rows (FSDP2's fully_shard, DTensor Shard(0)), where the full tensor was meant"
+        + on_ranks(hits),
+        "A parameter with fewer rows than the ranks that shard it leaves some ranks an empty shard, and a state dict "
+        "taken per rank (a DTensor's to_local(), an FSDP2 model's state_dict() saved with torch.save) keeps it. Save "
+        "the full tensors (get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, "
+        "cpu_offload=True)), or v.full_tensor()), and load a full state dict into the sharded model with "
+        "set_model_state_dict(model, full_sd, options=StateDictOptions(full_state_dict=True, "
+        "broadcast_from_rank0=True)); torch's own full-state-dict load into FSDP2 with tensor parallelism failed "
+        "this way on such parameters (pytorch/pytorch#136228): update torch.",
+    )
+
+
 def _model_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("empty_shard"):
+        return _empty_shard(facts, hits)
     packed = _packed_4bit(facts.get("saved_shape", ""), facts.get("model_shape", ""))
     if packed:
         quantized, plain = (
@@ -573,6 +594,11 @@ MODEL_CHECKPOINT_MISMATCH = Recogniser(
         r"Trying to set a tensor of shape [^\n]{1,100} in \"[^\"\n]{1,200}\" \(which has shape"
     ),
     facts=(
+        # an empty first dimension in the checkpoint, the rest the model's: one rank's empty shard
+        R(
+            r"(?P<empty_shard>copying a param with shape torch\.Size\(\[0, (?P<shard_rest>\d[\d, ]{0,60})\]\) from "
+            r"checkpoint, the shape in current model is torch\.Size\(\[[1-9]\d{0,9}, (?P=shard_rest)\]\))"
+        ),
         R(
             r"Size mismatch between saved (?P<saved_shape>[^\n]{1,100}?) and current: (?P<model_shape>[^\n]{1,100}?) "
             r"for (?P<param>[\w.]{1,200})"
@@ -587,7 +613,10 @@ MODEL_CHECKPOINT_MISMATCH = Recogniser(
     absorbs=("state_dict_keys",),
     # accelerate's check is also what a quantized model's packed weights (bitsandbytes' [N, 1] uint8 storage)
     # print when the releases of transformers, accelerate and bitsandbytes do not fit together: likely
-    confirm=lambda hits, ctx: any("accelerate_set" not in h.facts for h in hits),
+    # an empty shard in the checkpoint is a sharding's (or torch's own FSDP2 + TP load's) doing: likely
+    confirm=lambda hits, ctx: any(
+        "accelerate_set" not in h.facts and "empty_shard" not in h.facts for h in hits
+    ),
     also=(
         Alternative(
             "library_version_bug",
@@ -596,6 +625,14 @@ MODEL_CHECKPOINT_MISMATCH = Recogniser(
             "Update transformers, accelerate and bitsandbytes together (pip install -U transformers accelerate "
             "bitsandbytes), or load the model unquantized to check the checkpoint itself.",
             when=("accelerate_set",),
+        ),
+        Alternative(
+            "library_version_bug",
+            "torch's own full-state-dict load into FSDP2 with tensor parallelism, on parameters with fewer rows "
+            "than ranks (pytorch/pytorch#136228)",
+            "Update torch; until then pad such parameters to a multiple of the data-parallel size, or keep them "
+            "out of the sharding.",
+            when=("empty_shard",),
         ),
     ),
     describe=_model_mismatch,
