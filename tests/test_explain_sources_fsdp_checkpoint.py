@@ -909,3 +909,26 @@ def test_an_empty_first_dimension_in_the_checkpoint_is_a_ranks_empty_shard():
         "current model is torch.Size([1, 18]).\n"
     )
     assert "empty shard" not in found.summary, found.summary
+
+
+# the keys one list holds that are all a LoRA layer's own (peft/tuners/lora/layer.py: lora_A / lora_B under the
+# adapter's name): an adapter's weights where the model has no LoRA layers, or a base checkpoint after get_peft_model
+def test_lora_keys_alone_on_one_side_name_the_adapter_or_the_base_model():
+    found = lead(
+        _load_error(
+            "LlamaForCausalLM",
+            ["model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight"],
+            [
+                "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight",
+                "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight",
+            ],
+        )
+    )
+    assert found.id == "log.state_dict_keys", found.summary
+    assert "all LoRA layers'" in found.summary and "PeftModel.from_pretrained" in found.fix
+    found = lead(
+        "RuntimeError: Error(s) in loading state_dict for PeftModelForCausalLM:\n"
+        '\tMissing key(s) in state_dict: "base_model.model.model.layers.0.self_attn.q_proj.lora_A.default.weight", '
+        '"base_model.model.model.layers.0.self_attn.q_proj.lora_B.default.weight". \n'
+    )
+    assert "get_peft_model added them" in found.summary and "before get_peft_model" in found.fix

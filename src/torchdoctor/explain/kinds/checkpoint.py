@@ -272,6 +272,9 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     paired = _wrapper_pair(hits)
     if paired is not None:
         return _wrapped_keys(summary, *paired, hits)
+    lora = _lora_side(hits)
+    if lora:
+        return _lora_keys(summary, lora, hits)
     if facts.get("dcp_missing"):
         return _dcp_missing(summary, str(facts["dcp_missing"]), hits)
     if facts.get("size_param"):
@@ -291,6 +294,48 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "state_dict_type it was saved with; strict=False only when the missing keys are meant to be new."
     )
     return summary + on_ranks(hits), fix
+
+
+# peft/tuners/lora/layer.py: a LoRA layer's own parameters (lora_A / lora_B, lora_embedding_A / _B, DoRA's
+# lora_magnitude_vector), named under the adapter ("q_proj.lora_A.default.weight")
+_LORA_KEY = re.compile(r"(?:^|\.)lora_(?:A|B|embedding_A|embedding_B|magnitude_vector)(?:\.|$)")
+
+
+def _lora_side(hits: list[Hit]) -> str:
+    """ "checkpoint" when every key the model did not expect is a LoRA layer's and the model misses none of them
+    (an adapter's weights loaded into a model without LoRA layers); "model" when every key the checkpoint lacks is
+    a LoRA layer's (a base model's weights loaded after get_peft_model); "" otherwise."""
+    missing, unexpected = _listed(hits, "missing"), _listed(hits, "unexpected")
+    if (
+        unexpected
+        and all(_LORA_KEY.search(k) for k in unexpected)
+        and not any(_LORA_KEY.search(k) for k in missing)
+    ):
+        return "checkpoint"
+    if missing and all(_LORA_KEY.search(k) for k in missing) and not unexpected:
+        return "model"
+    return ""
+
+
+def _lora_keys(summary: str, side: str, hits: list[Hit]) -> tuple[str, str]:
+    if side == "checkpoint":
+        return (
+            summary + ": the keys it did not expect are all LoRA layers' (lora_A / lora_B): a PEFT adapter's "
+            "weights loaded into a model without its LoRA layers" + on_ranks(hits),
+            "Load an adapter into the PEFT model it was trained with: PeftModel.from_pretrained(base_model, "
+            "adapter_dir) (or get_peft_model(base_model, the same LoraConfig), then load_state_dict / "
+            "set_peft_model_state_dict); for a plain model, merge first and save the merged weights "
+            "(model.merge_and_unload().state_dict()).",
+        )
+    return (
+        summary
+        + ": the keys it misses are all LoRA layers' (lora_A / lora_B): a checkpoint of the base model "
+        "loaded into the model after get_peft_model added them" + on_ranks(hits),
+        "The LoRA weights are meant to start fresh: load the base checkpoint into the model before get_peft_model "
+        "(or into model.get_base_model()), or load with strict=False and check that only lora_ keys are missing; to "
+        "resume an adapter, load the adapter's own saved weights (PeftModel.from_pretrained(base_model, "
+        "adapter_dir, is_trainable=True)).",
+    )
 
 
 def _wrapped_keys(
