@@ -932,3 +932,26 @@ def test_lora_keys_alone_on_one_side_name_the_adapter_or_the_base_model():
         '"base_model.model.model.layers.0.self_attn.q_proj.lora_B.default.weight". \n'
     )
     assert "get_peft_model added them" in found.summary and "before get_peft_model" in found.fix
+
+
+# torch/distributed/tensor/_dispatch.py's refusal names the op: the foreach norm is clip_grad_norm_'s
+# (torch/nn/utils/clip_grad.py), the foreach in-place arithmetic an optimizer's foreach step (torch/optim)
+@pytest.mark.parametrize(
+    ("op", "said", "fix"),
+    [
+        ("aten._foreach_norm.Scalar", "gradient clipping (clip_grad_norm_)", "max_grad_norm"),
+        ("aten._foreach_mul_.Scalar", "optimizer's foreach step", "set_optimizer_state_dict"),
+    ],
+)
+def test_a_mixed_dtensor_op_names_clipping_or_the_optimizer_step(op, said, fix):
+    found = lead(
+        f"RuntimeError: {op}: got mixed torch.Tensor and DTensor, need to convert all torch.Tensor to DTensor "
+        "before calling distributed operators!\n"
+    )
+    assert found.id == "log.dtensor_mixed_operands", found.summary
+    assert said in found.summary and fix in found.fix, found.summary
+    other = lead(
+        "RuntimeError: aten.mm.default: got mixed torch.Tensor and DTensor, need to convert all torch.Tensor to "
+        "DTensor before calling distributed operators!\n"
+    )
+    assert "; here" not in other.summary, other.summary

@@ -17,6 +17,8 @@ an update or local tensors).
 
 from __future__ import annotations
 
+import re
+
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
@@ -86,9 +88,21 @@ def _mixed_operands(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         what = f"{op} was given DTensors on different device meshes"
     else:
         what = f"{op} was given plain torch.Tensors beside DTensors"
+    # torch/nn/utils/clip_grad.py (the foreach norm of the gradients) and torch/optim's foreach steps (Adam, AdamW,
+    # SGD: _multi_tensor_* run _foreach_mul_ / _add_ / lerp_ / addcmul_ / addcdiv_ ... over params, grads, state)
+    if re.fullmatch(r"aten\._foreach_norm\.\w+|aten\.linalg_vector_norm\.\w+", op):
+        where = "; here gradient clipping (clip_grad_norm_) over gradients of which some are DTensors and some not"
+    elif re.fullmatch(r"aten\._foreach_(?:mul|add|sub|div|lerp|addcmul|addcdiv|sqrt|maximum)_?\.\w+", op):
+        where = (
+            "; here an optimizer's foreach step over DTensor parameters with plain-tensor state (restored with "
+            "optimizer.load_state_dict from a full optimizer state dict, or set by hand)"
+        )
+    else:
+        where = ""
     return (
         what
         + ": DTensor runs an op only when every tensor argument is a DTensor on the same mesh"
+        + where
         + on_ranks(hits),
         "Under FSDP2 (fully_shard) or tensor parallelism the parameters (and their gradients) are DTensors; a plain "
         "tensor reaches the same op when only part of the model was sharded (a module left out of fully_shard or of "
@@ -98,7 +112,10 @@ def _mixed_operands(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "that owns parameters (call fully_shard on the root too), make the plain tensor a DTensor on the same mesh "
         "(DTensor.from_local(t, mesh, [Replicate()]) or distribute_tensor), or compute on local tensors "
         "(x.to_local() / x.full_tensor()). For clipping, compute the norm per mesh and combine it, or update "
-        "torch (2.6+ clips DTensor gradients of one mesh) and the library that calls it.",
+        "torch (2.6+ clips DTensor gradients of one mesh) and the library that calls it. For an optimizer step, "
+        "restore its state with set_optimizer_state_dict(model, optimizer, state, "
+        "options=StateDictOptions(full_state_dict=True)), which shards a full state as the parameters are, rather "
+        "than optimizer.load_state_dict; build the optimizer after fully_shard.",
     )
 
 
