@@ -257,6 +257,9 @@ def _other_readings(draft: _Draft, kind: str, contested: dict[str, int], o: _Ord
     draft.summary = f"likely: {draft.summary}"
     # readings the log's own frames rule out: neither named nor offered from other logs' messages
     ruled_out = {a.kind for a in recogniser.also if any(k in ctx.facts for k in a.unless_log)}
+    ruled_out |= {
+        k for fact, kinds in recogniser.rules_out if any(fact in h.facts for h in kind_hits) for k in kinds
+    }
     others = [
         a
         for a in recogniser.also
