@@ -894,6 +894,8 @@ CUDA_UNAVAILABLE = Recogniser(
         "`load_in_8bit=True` requires Accelerate: `pip install accelerate` and the latest version of bitsandbytes",
         "quantization requires Accelerate: `pip install accelerate` and the latest version of bitsandbytes",
         "quantization requires the latest version of bitsandbytes",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "No GPU or Intel XPU found",
     ),
     # the line itself, or is_available() answered False (the next line, or "returns False" on it): a
     # script's `if torch.cuda.is_available():` in a traceback is not a finding
@@ -959,6 +961,8 @@ CUDA_UNAVAILABLE = Recogniser(
         "No supported gpu backend found",
         "A GPU is needed for quantization.",
         "A GPU or Intel XPU is needed for quantization.",
+        # its first sentence, the same check cut short
+        "No GPU or Intel XPU found",
         # the device is not CUDA: no GPU visible, a CPU-only torch, a Mac, or the CPU asked for (--no_cuda)
         "`--fp16`) can only be used on CUDA devices",
         "and FP16 evaluation can only be used on CUDA devices",
