@@ -1508,6 +1508,8 @@ OPTIMIZER_GROUP_MISMATCH = Recogniser(
         "loaded state dict has a different number of parameter groups",
         "optimizers but the checkpoint contains",
         "The parameter requires gradients but has no saved optimizer state",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "Missing optimizer state for parameter",
     ),
     templates=(
         "torch_native:optimizer-load-state-dict-group-size",
@@ -1826,6 +1828,8 @@ SAFETENSORS_SAVE_REFUSED = Recogniser(
         # transformers/modeling_utils.py (5.x) save_pretrained: tied weights the model does not declare
         "which are not properly defined. We found all the potential target tied weights keys",
         SAFETENSORS_FRAME,
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "The weights trying to be saved contained shared tensors",
     ),
     generic=(SAFETENSORS_FRAME,),
     span=4,

@@ -301,6 +301,8 @@ CHECKPOINT_PATH = Recogniser(
         # llama/generation.py Llama.build asserts first)
         "Loading a checkpoint for MP=0 but world size is",
         "no checkpoint files found in ",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "does not point to a valid checkpoint",
     ),
     templates=(
         # lightning/fabric/strategies/deepspeed.py _validate_checkpoint_directory: the parent is the checkpoint
