@@ -297,6 +297,8 @@ CUDA_OOM = Recogniser(
     templates=(
         "torch_native:cuda-out-of-memory",
         "torch_native:cuda-out-of-memory-old",  # the same raise as torch 1.x-2.0 worded it
+        # the same raise with the private pools' and the process's own shares, and the expandable_segments advice
+        "torch_cuda:cuda-oom-reserved-but-unallocated",
         "torch_native:cudnn-status-alloc-failed",
         # cuDNN failing to start (its handle) or to find a convolution algorithm whose workspace fits
         "torch_native:cudnn-status-not-initialized",
