@@ -47,6 +47,8 @@ _VALUES = {
         "182",
         "unhandled cuda error, NCCL version 2.18.1",
     ),
+    # ProcessGroupNCCL.cpp's broadcastUniqueNCCLID: the rank, the store's key twice, the store's own error
+    "torch_cuda:pg-nccl-retrieving-unique-id-network-setup": ("1", "0", "0", "Socket Timeout"),
     # THCGeneral.cpp's __THCudaCheck: the error's number and string, then TH's " at <file>:<line>"
     "torch_cuda:thc-cuda-runtime-error": (
         "11",
@@ -55,10 +57,15 @@ _VALUES = {
 }
 
 
-# CUDAFunctions.cpp's message of an ASAN build: mapped to cuda_oom by NCCL's anchor " 'out of memory'" in its
-# words, while cuda_oom's pattern reads the allocator's, cudart's and NCCL's forms only (no released wheel is an
-# ASAN build)
-NOT_READ = {"torch_cuda:cuda-init-out-of-memory-asan"}
+# mapped templates a recogniser's anchor is in, but whose pattern never reads them as printed
+NOT_READ = {
+    # CUDAFunctions.cpp's message of an ASAN build: NCCL's anchor " 'out of memory'" is in its words, cuda_oom's
+    # pattern reads the allocator's, cudart's and NCCL's forms only (no released wheel is an ASAN build)
+    "torch_cuda:cuda-init-out-of-memory-asan",
+    # ProcessGroupNCCL.cpp's "Unknown exception while [N] is setting up NCCL communicator": collective_timeout's
+    # pattern wants the store's timeout after the anchor, which a non-std exception never prints
+    "torch_cuda:pg-nccl-unknown-exception-retrieving-unique-id",
+}
 MAPPED = [t.id for t in load()["torch_cuda"] if t.kind and t.id not in NOT_READ]
 
 
