@@ -124,6 +124,15 @@ NAMED = [
         "likely",
         ["CUBLAS_STATUS_ARCH_MISMATCH", "cublasGemmEx"],
     ),
+    # the same check refusing the arguments ATen computed for a plain matrix multiply: the threads' fixes were a
+    # reinstall for the machine's CUDA (huggingface/transformers#21663) or memory
+    (
+        "RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasSgemm( handle, opa, opb, m, n, "
+        "k, &alpha, a, lda, b, ldb, &beta, c, ldc)`\n",
+        "broken_install",
+        "likely",
+        ["the arguments of cublasSgemm", "reinstall torch", "nvidia-smi"],
+    ),
     # THCGeneral.cpp (torch 0.4-1.x): the same status in THC's words, then THC's file and line
     (
         "RuntimeError: cublas runtime error : an absent device architectural feature is required at "
@@ -151,9 +160,9 @@ def test_source_line_names_its_kind(text, kind, confidence, words):
 
 # (a line that shares an anchor's words but is another message, the kind it must not be named)
 NEAR_MISSES = [
-    # another cuBLAS status: an argument cuBLAS refused, not a GPU without the feature
+    # another cuBLAS status: an access to the GPU's memory that failed, not a build that does not fit
     (
-        "RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasSgemm( handle, opa, opb, m, n, "
+        "RuntimeError: CUDA error: CUBLAS_STATUS_MAPPING_ERROR when calling `cublasSgemm( handle, opa, opb, m, n, "
         "k, &alpha, a, lda, b, ldb, &beta, c, ldc)`\n",
         "broken_install",
     ),

@@ -1428,7 +1428,7 @@ MISSING_LAUNCHER = Recogniser(
         simulators.MAP,
         installers.SCM,
         cuda_init.FACT,
-        cublas_build.FACT,
+        *cublas_build.FACTS,
     ),
     describe=_missing_launcher,
 )
