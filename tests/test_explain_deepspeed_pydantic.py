@@ -1,0 +1,134 @@
+"""DeepSpeed's config models against the pydantic installed (kinds/deepspeed_pydantic.py): pydantic 2 refusing the
+pydantic 1 models of DeepSpeed up to 0.11.1 at `import deepspeed`, and pydantic 1 under DeepSpeed 0.15's pydantic 2
+models, read as the release pairing (`dependency_version`) with the releases that fit.
+
+The tracebacks are the frames users posted (OptimalScale/LMFlow#544, deepspeedai/DeepSpeed#5641, Obsidian#16), with
+pydantic's message as its source prints it (the catalog's template).
+"""
+
+from __future__ import annotations
+
+import pytest
+from explaining import explained, template
+
+from torchdoctor.explain.catalog import by_id
+
+pytestmark = pytest.mark.usefixtures("every_message_seen")
+
+ENV = "/home/u/anaconda3/envs/lmflow/lib/python3.9/site-packages"
+# pydantic 2's warnings at the same import (pydantic/_internal/_config.py), then the traceback of `deepspeed`'s
+# launcher importing the package
+IMPORT_DEEPSPEED = (
+    f"{ENV}/pydantic/_internal/_config.py:269: UserWarning: Valid config keys have changed in V2:\n"
+    "* 'validate_all' has been renamed to 'validate_default'\n"
+    "  warnings.warn(message, UserWarning)\n"
+    "Traceback (most recent call last):\n"
+    '  File "/home/u/anaconda3/envs/lmflow/bin/deepspeed", line 3, in <module>\n'
+    "    from deepspeed.launcher.runner import main\n"
+    f'  File "{ENV}/deepspeed/__init__.py", line 15, in <module>\n'
+    "    from . import module_inject\n"
+    f'  File "{ENV}/deepspeed/runtime/config_utils.py", line 20, in <module>\n'
+    "    class DeepSpeedConfigModel(BaseModel):\n"
+)
+ROOT_VALIDATOR = template("third_party:pydantic-root-validator-skip-on-failure")
+PYDANTIC_FRAMES = (
+    f'  File "{ENV}/pydantic/deprecated/class_validators.py", line 231, in root_validator\n'
+    "    return root_validator()(*__args)  # type: ignore\n"
+    f'  File "{ENV}/pydantic/deprecated/class_validators.py", line 237, in root_validator\n'
+    "    raise PydanticUserError(\n"
+)
+
+
+def test_pydantic_2_refusing_deepspeeds_models_names_the_releases_that_fit():
+    text = IMPORT_DEEPSPEED + PYDANTIC_FRAMES + f"pydantic.errors.PydanticUserError: {ROOT_VALIDATOR}\n"
+    found = explained(text)
+    assert found.id == "log.dependency_version", (found.id, found.summary)
+    assert found.details["confidence"] == "certain"
+    assert "pydantic 2 is installed under code written for pydantic 1" in found.summary
+    assert "deepspeed>=0.11.2" in found.fix and "pydantic<2" in found.fix and "#4407" in found.fix
+
+
+def test_the_refusal_pasted_without_its_backticks_is_read_the_same():
+    bare = ROOT_VALIDATOR.replace("`", "")
+    found = explained(IMPORT_DEEPSPEED + PYDANTIC_FRAMES + f"pydantic.errors.PydanticUserError: {bare}\n")
+    assert found.id == "log.dependency_version", (found.id, found.summary)
+    assert "deepspeed>=0.11.2" in found.fix
+
+
+def test_another_packages_pydantic_1_model_is_not_said_to_be_deepspeeds():
+    # DeepSpeed-MII's own config (mii/config.py), its package named "mii" only: no DeepSpeed release to name
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/data/share/MII/mii/config.py", line 97, in MIIConfig\n'
+        "    def auto_enable_load_balancing(cls, values):\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/pydantic/deprecated/class_validators.py", line 237, in '
+        "root_validator\n"
+        "    raise PydanticUserError(\n"
+        f"pydantic.errors.PydanticUserError: {ROOT_VALIDATOR}\n"
+    )
+    found = explained(text)
+    assert found.id == "log.dependency_version", (found.id, found.summary)
+    assert "DeepSpeed" not in found.summary and "deepspeed>=" not in found.fix
+    assert "pydantic<2" in found.fix
+
+
+def test_a_pydantic_1_field_attribute_read_by_deepspeed_is_likely_the_same_pairing():
+    # deepspeed 0.9.5 runtime/config_utils.py get_config_default under pydantic 2 (NousResearch/Obsidian#16)
+    text = (
+        f'  File "{ENV}/deepspeed/runtime/config_utils.py", line 116, in get_config_default\n'
+        "    field_name).required, f\"'{field_name}' is a required field and does not have a default value\"\n"
+        "AttributeError: 'FieldInfo' object has no attribute 'required'\n"
+    )
+    found = explained(text)
+    assert found.id == "log.dependency_version", (found.id, found.summary)
+    assert found.details["confidence"] == "likely"
+    assert "'required'" in found.summary and "deepspeed>=0.11.2" in found.fix
+
+
+def test_pydantic_1_under_deepspeed_0_15_names_pydantic_2():
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 5, in <module>\n'
+        "    import deepspeed\n"
+        f'  File "{ENV}/deepspeed/runtime/config_utils.py", line 12, in <module>\n'
+        "    from pydantic import BaseModel, ConfigDict, field_serializer\n"
+        f"ImportError: cannot import name 'ConfigDict' from 'pydantic' ({ENV}/pydantic/__init__.py)\n"
+    )
+    found = explained(text)
+    assert found.id == "log.dependency_version", (found.id, found.summary)
+    assert found.details["confidence"] == "likely"
+    assert "pydantic 2 added" in found.summary
+    assert "pydantic>=2" in found.fix and "#5167" in found.fix and "pydantic.py" in found.fix
+
+
+NEAR_MISSES = [
+    # a name both majors have: a shadowing file or a circular import, not the major
+    "ImportError: cannot import name 'BaseModel' from 'pydantic' (/home/u/project/pydantic.py)\n",
+    # another attribute of a FieldInfo, not one of pydantic 1's field attributes
+    "AttributeError: 'FieldInfo' object has no attribute 'json_schema_extra_fn'\n",
+    # pydantic 2's own root_validator words, the other refusal (pre=True needs no skip_on_failure)
+    "pydantic.errors.PydanticUserError: `@root_validator` is deprecated and should be replaced with "
+    "`@model_validator`.\n",
+]
+
+
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_near_misses_are_not_read_as_the_pydantic_major(text):
+    found = explained(text)
+    assert "pydantic 2 is installed" not in found.summary and "pydantic 2 added" not in found.summary, (
+        found.id,
+        found.summary,
+    )
+
+
+def test_deepspeeds_own_schema_refusal_stays_the_config():
+    text = (
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for DeepSpeedZeroConfig\n"
+        "stage3_prefetch_bucket\n"
+        "  Extra inputs are not permitted [type=extra_forbidden, input_value=1000, input_type=int]\n"
+    )
+    assert explained(text).id == "log.deepspeed_config_mismatch"
+
+
+def test_the_catalog_maps_pydantics_refusal_to_the_pairing():
+    assert by_id()["third_party:pydantic-root-validator-skip-on-failure"].kind == "dependency_version"
