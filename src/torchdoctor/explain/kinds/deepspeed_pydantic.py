@@ -64,7 +64,8 @@ def explain(facts: dict, ctx_facts: dict) -> tuple[str, str] | None:
         name = facts["pydantic_v2_name"]
         summary = (
             f"pydantic has no {name}, a name pydantic 2 added: pydantic 1 is installed under code written for "
-            "pydantic 2" + (" (DeepSpeed 0.15 and later declare their config models with it)" if deepspeed else "")
+            "pydantic 2"
+            + (" (DeepSpeed 0.15 and later declare their config models with it)" if deepspeed else "")
         )
         fix = "Install pydantic 2 (pip install -U 'pydantic>=2')"
         fix += (
