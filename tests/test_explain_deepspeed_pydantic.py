@@ -132,3 +132,43 @@ def test_deepspeeds_own_schema_refusal_stays_the_config():
 
 def test_the_catalog_maps_pydantics_refusal_to_the_pairing():
     assert by_id()["third_party:pydantic-root-validator-skip-on-failure"].kind == "dependency_version"
+
+
+# DeepSpeed 0.15+ building its monitor section (deepspeed/monitor/config.py WandbConfig, a DeepSpeedConfigModel):
+# pydantic raises inside its own main.py, the traceback passing through DeepSpeed's config code
+MONITOR_TRACEBACK = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/u/train.py", line 88, in <module>\n'
+    '    engine, optimizer, _, _ = deepspeed.initialize(model=model, config="ds_config.json")\n'
+    f'  File "{ENV}/deepspeed/runtime/config.py", line 790, in _initialize_params\n'
+    "    self.monitor_config = get_monitor_config(param_dict)\n"
+    f'  File "{ENV}/deepspeed/monitor/config.py", line 12, in get_monitor_config\n'
+    "    return DeepSpeedMonitorConfig(**monitor_dict)\n"
+    f'  File "{ENV}/deepspeed/runtime/config_utils.py", line 57, in __init__\n'
+    "    super().__init__(**data)\n"
+    f'  File "{ENV}/pydantic/main.py", line 212, in __init__\n'
+    "    validated_self = self.__pydantic_validator__.validate_python(data, self_instance=self)\n"
+)
+WANDB_REFUSED = (
+    "pydantic_core._pydantic_core.ValidationError: 1 validation error for WandbConfig\n"
+    "project\n"
+    "  Input should be a valid string [type=string_type, input_value=None, input_type=NoneType]\n"
+)
+
+
+def test_a_deepspeed_model_without_its_name_is_read_through_deepspeeds_config_frames():
+    found = explained(MONITOR_TRACEBACK + WANDB_REFUSED)
+    assert found.id == "log.deepspeed_config_mismatch", (found.id, found.summary)
+    assert "WandbConfig section: project: Input should be a valid string" in found.summary
+
+
+def test_the_same_model_name_outside_deepspeeds_config_code_is_not_deepspeeds():
+    # a script's own pydantic model of the same name, built in the script's own config.py
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/project/config.py", line 30, in load\n'
+        "    return WandbConfig(**raw)\n"
+        f'  File "{ENV}/pydantic/main.py", line 212, in __init__\n'
+        "    validated_self = self.__pydantic_validator__.validate_python(data, self_instance=self)\n"
+    ) + WANDB_REFUSED
+    assert explained(text).id != "log.deepspeed_config_mismatch"

@@ -39,6 +39,19 @@ _FLOAT_FOR_INT = re.compile(r"valid integer, got a number with a fractional part
 _INPUT_VALUE = re.compile(r"input_value=(?P<value>[^,\]]{1,40})")
 _CONFIG_FILES = ("/deepspeed/runtime/config.py", "/deepspeed/runtime/config_utils.py")
 _CONFIG_FOLDER = re.compile(r"/deepspeed/(?:runtime/)?(?:[\w/]+/)?config\.py$")
+# DeepSpeed's models that do not carry its name (monitor/config.py's TensorBoardConfig, WandbConfig, CSVConfig,
+# CSVMonitorConfig in older releases): read where the traceback passes through DeepSpeed's config code
+_ANY_MODEL = re.compile(r"\d+ validation errors? for (?P<model>[A-Z]\w{0,60})")
+
+
+def _through_deepspeed_config(raised: Raised) -> bool:
+    """True where a frame of ``raised``'s traceback is DeepSpeed's config code (a config.py under deepspeed/, or
+    runtime/config_utils.py)."""
+    for frame in raised.frames:
+        path = frame.file.replace("\\", "/")
+        if path.endswith(_CONFIG_FILES) or _CONFIG_FOLDER.search(path):
+            return True
+    return False
 
 
 def deepspeed_refusal(raised: Raised) -> tuple[str, str] | None:
@@ -48,7 +61,9 @@ def deepspeed_refusal(raised: Raised) -> tuple[str, str] | None:
     >>> deepspeed_refusal(Raised("ValidationError", "1 validation error for DeepSpeedZeroConfig"))[0][:39]
     "DeepSpeed's config schema refused a val"
     """
-    model = _PYDANTIC.search(raised.message)
+    model = _PYDANTIC.search(raised.message) or (
+        _ANY_MODEL.search(raised.message) if _through_deepspeed_config(raised) else None
+    )
     path = raised.raised_in.file.replace("\\", "/") if raised.raised_in is not None else ""
     by_frame = raised.type in ("AssertionError", "ValueError", "DeepSpeedConfigError") and (
         path.endswith(_CONFIG_FILES)
