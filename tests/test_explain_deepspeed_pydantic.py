@@ -172,3 +172,47 @@ def test_the_same_model_name_outside_deepspeeds_config_code_is_not_deepspeeds():
         "    validated_self = self.__pydantic_validator__.validate_python(data, self_instance=self)\n"
     ) + WANDB_REFUSED
     assert explained(text).id != "log.deepspeed_config_mismatch"
+
+
+# train/5621.txt (huggingface/transformers#36081): from_pretrained under ZeRO-3 building zero.Init's config, the
+# paste cut before the error line (DeepSpeed 0.16.3 refused stage3_prefetch_bucket_size's float)
+CUT_IN_ZERO_INIT = (
+    "[rank0]: Traceback (most recent call last):\n"
+    '[rank0]:   File "/home/sdp/fanli/doc_to_fix.py", line 112, in <module>\n'
+    "[rank0]:     model = AutoModelForSeq2SeqLM.from_pretrained(model_name)\n"
+    '[rank0]:   File "/home/sdp/fanli/transformers/src/transformers/modeling_utils.py", line 4144, in '
+    "from_pretrained\n"
+    "[rank0]:     deepspeed.zero.Init(config_dict_or_path=deepspeed_config()),\n"
+    '[rank0]:   File "/home/sdp/miniforge3/envs/ipex-ww04/lib/python3.10/site-packages/deepspeed-0.16.3+66d3d3e94-py3.10.'
+    'egg/deepspeed/runtime/zero/partition_parameters.py", line 949, in __init__\n'
+    "[rank0]:     _ds_config = deepspeed.runtime.config.DeepSpeedConfig(config_dict_or_path,\n"
+    "[...]\n"
+)
+
+
+def test_a_traceback_cut_inside_deepspeed_building_its_config_is_likely_the_config():
+    found = explained(CUT_IN_ZERO_INIT)
+    assert found.id == "log.deepspeed_config_mismatch", (found.id, found.summary)
+    assert found.details["confidence"] == "likely"
+    assert "partition_parameters.py:949" in found.summary
+    assert "DeepSpeed 0.16 refuses a float" in found.fix and "stage3_prefetch_bucket_size" in found.fix
+
+
+def test_a_release_before_0_15_is_not_given_the_float_refusal():
+    text = CUT_IN_ZERO_INIT.replace("deepspeed-0.16.3+66d3d3e94", "deepspeed-0.14.4")
+    found = explained(text)
+    assert found.id == "log.deepspeed_config_mismatch", (found.id, found.summary)
+    assert "stage3_prefetch_bucket_size" not in found.fix
+
+
+def test_a_traceback_cut_elsewhere_in_deepspeed_stays_unread():
+    # train/109.txt's frames: cut inside the engine's ZeRO checkpoint save, not its config
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/src/transformers/trainer.py", line 1212, in _save_checkpoint\n'
+        "    self.deepspeed.save_checkpoint(output_dir)\n"
+        '  File "/code/DeepSpeed/deepspeed/runtime/engine.py", line 1667, in _save_zero_checkpoint\n'
+        "    zero_sd = {'optimizer_state_dict': self.optimizer.state_dict()}\n"
+        "[...]\n"
+    )
+    assert explained(text).id == "log.unrecognised"

@@ -123,3 +123,44 @@ def _fields(detail: list[str]) -> list[tuple[str, str]]:
             pairs.append((name, text))
             name = ""
     return pairs
+
+
+# a traceback cut inside DeepSpeed building its config (kinds.CONTEXT_FACTS): the call that builds it, as a frame's
+# source line prints it (deepspeed/__init__.py's initialize, zero.Init in runtime/zero/partition_parameters.py)
+CONTEXT = (("DeepSpeedConfig(", re.compile(r"(?P<ds_config_call>\bDeepSpeedConfig\()")),)
+_RELEASE_IN_PATH = re.compile(r"deepspeed-(?P<release>\d+\.\d+)")
+
+
+def cut_in_config(facts: dict) -> tuple[str, str] | None:
+    """(summary, fix) for a traceback that stops before its error line inside DeepSpeed building its config: its
+    innermost frame DeepSpeed's (cut_traceback.py's ``last_frame_*`` facts) and either DeepSpeed's config code or
+    below a frame calling ``DeepSpeedConfig(``; None otherwise. The key refused is on the missing error line."""
+    path = facts.get("last_frame_file", "").replace("\\", "/")
+    if "/deepspeed/" not in path:
+        return None
+    if not (path.endswith(_CONFIG_FILES) or _CONFIG_FOLDER.search(path) or facts.get("ds_config_call")):
+        return None
+    where = f"{path[path.rindex('/deepspeed/') + 1 :]}:{facts.get('last_frame_line', '?')}"
+    release = facts.get("installed_deepspeed") or (
+        m["release"] if (m := _RELEASE_IN_PATH.search(path)) else ""
+    )
+    summary = (
+        f"the traceback stops inside DeepSpeed building its config ({where}), before the error line that names the "
+        "value it refused: DeepSpeed's config check, a key or a type it does not take"
+    )
+    fix = (
+        "Give explain the lines after the traceback's last frame: DeepSpeed's error there names the refused key "
+        "(an AssertionError of its checks, or pydantic's ValidationError with the field below its header). The "
+        "config is the JSON file or dict given to deepspeed.initialize or zero.Init, or the one the HF Trainer or "
+        'accelerate fills from it ("auto" values): compare it with the config documentation of the installed '
+        "DeepSpeed (pip show deepspeed)."
+    )
+    newer = not release or tuple(int(p) for p in release.split(".")[:2]) >= (0, 15)
+    if newer:
+        fix += (
+            f"\n{'DeepSpeed ' + release if release else 'If DeepSpeed is 0.15 or later, it'} refuses a float for an "
+            'integer key: the one most posted is stage3_prefetch_bucket_size, which transformers\' "auto" fill '
+            "computed as 0.9 × hidden_size², a float, until 4.45 (#33402; accelerate until 0.31, #2814): write an "
+            "integer for it in the config, or pip install -U 'transformers>=4.45'."
+        )
+    return summary, fix
