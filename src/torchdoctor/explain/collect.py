@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain import cut_traceback
+from torchdoctor.explain import cut_traceback, sentence_case
 from torchdoctor.explain.first_failure import Raised, cut, cut_after_assert, exception_at, installed_package
 from torchdoctor.explain.kinds import CONTEXT_FACTS, RECOGNISERS
 from torchdoctor.explain.reader import TAIL, Window, ranks_in_head, windows
@@ -90,7 +90,11 @@ def literal_tree(words: list[str]) -> re.Pattern:
     return re.compile(branch(tree))
 
 
-_ANCHORS = any_anchor(RECOGNISERS)
+# the anchors' capitalised twins, read where a sentence starts as the anchors they capitalise (sentence_case.py:
+# "RuntimeError: No kernel image is available ..." retyped into an issue); the pre-filter finds them too
+_TWINS = sentence_case.capitalised(a for r in RECOGNISERS for a in r.anchors)
+_FIND_TWIN = literal_tree(sorted(_TWINS))
+_ANCHORS = literal_tree(sorted({a for r in RECOGNISERS for a in r.anchors} | set(_TWINS)))
 
 
 _GRAM = (
@@ -288,6 +292,8 @@ class Collector:
                 self.root_rank = int(root["rank"])
         if _ANCHORS.search(line) is None:  # most lines: no anchor at all, one search says so
             return
+        if _FIND_TWIN.search(line):
+            line = sentence_case.as_printed(line, _TWINS, _FIND_TWIN)
         for recogniser in map(RECOGNISERS.__getitem__, sorted(places(line))):
             text = (
                 "\n".join([line, *map(straight_quotes, following[: recogniser.span])])
