@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from torchdoctor.explain.recognisers import Pattern
 
+FAMILY = "builds and installs"
+
 R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 TEMPLATES = (
