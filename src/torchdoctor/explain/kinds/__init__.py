@@ -34,6 +34,7 @@ from torchdoctor.explain.kinds import (
     collective_args,
     comm,
     compile_backends,
+    compile_recompiles,
     compiled_ops,
     config_registry,
     config_targets,
@@ -58,6 +59,7 @@ from torchdoctor.explain.kinds import (
     deepspeed_checkpoint_files,
     deepspeed_launch,
     deepspeed_op_requirements,
+    deepspeed_slow_collectives,
     detection_boxes,
     determinism,
     device_mesh_usage,
@@ -155,6 +157,7 @@ from torchdoctor.explain.kinds import (
     schedulers,
     script_objects,
     serialization_calls,
+    settings_ignored,
     simulators,
     spawned_workers,
     streaming_cache,
@@ -169,6 +172,7 @@ from torchdoctor.explain.kinds import (
     torch_load_calls,
     torchvision_renames,
     train,
+    trained_on_cpu,
     trainer_arguments,
     trainer_data_releases,
     trainer_resume,
@@ -308,6 +312,10 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *watchdog_report.RECOGNISERS,
     *warnings_alone.RECOGNISERS,
     *loop_warnings.RECOGNISERS,  # a loop that runs but not as meant (warnings: only where nothing failed)
+    *trained_on_cpu.RECOGNISERS,  # a run on the CPU, not the GPU (warnings: only where nothing failed)
+    *compile_recompiles.RECOGNISERS,  # torch.compile gone eager (a warning: only where nothing failed)
+    *settings_ignored.RECOGNISERS,  # a setting overridden by another (warnings: only where nothing failed)
+    *deepspeed_slow_collectives.RECOGNISERS,  # DeepSpeed's fallback collectives (a warning: only where nothing failed)
     *dataloader_workers.RECOGNISERS,
     *distributions.RECOGNISERS,
     *op_size_limits.RECOGNISERS,

@@ -26,6 +26,26 @@ error is the finding), and only likely: the warning says a condition, not the sy
   object shared or re-created per phase, Lightning-AI/pytorch-lightning#8350), a rank got no batch, or
   torchmetrics 1.2.x's false warning for ``RunningMean`` / ``RunningSum`` through their inner metric
   (Lightning-AI/torchmetrics#2264, fixed in 1.3).
+- Lightning's configuration validator (``trainer/configuration_validator.py``, ``__verify_eval_loop_configuration``,
+  1.x-2.x): "You defined a `validation_step` but have no `val_dataloader`. Skipping val loop." and "You passed in a
+  `val_dataloader` but have no `validation_step`. Skipping val loop.": no validation runs at all, so no val metric is
+  logged, and a ModelCheckpoint or EarlyStopping watching one never acts on it.
+- transformers' ``Trainer._inner_training_loop`` (``trainer.py``, a ``logger.warning``): "There seems to be not a
+  single sample in your epoch_iterator, stopping training at step N! This is expected if you're using an
+  IterableDataset and set num_steps (M) higher than the number of available samples." (later releases: "There
+  seems not to be a single sample ..."): an epoch yielded no batch, so training ends at step N of max_steps M with no
+  error. Under several processes each rank reads only its share of a streamed dataset, so the data runs out sooner
+  than on one GPU.
+- torch's ``torch/utils/checkpoint.py`` (``check_backward_validity``, a ``UserWarning``, 1.x-2.x): "None of the
+  inputs have requires_grad=True. Gradients will be None": a reentrant activation checkpoint (``use_reentrant=True``,
+  the default before 2.4 and still transformers' for years) whose inputs need no gradient returns an output that
+  needs none, so no parameter inside the checkpointed layers gets a gradient. With a frozen embedding (LoRA/PEFT,
+  a frozen backbone) the adapters in those layers never train: a loss that stays flat, no error.
+- torch's regression losses (``torch/nn/functional.py``: ``mse_loss``, ``l1_loss``, ``smooth_l1_loss``,
+  ``huber_loss``, a ``UserWarning``, 0.4 on): "Using a target size (torch.Size([32])) that is different to the input
+  size (torch.Size([32, 1])). This will likely lead to incorrect results due to broadcasting. Please ensure they
+  have the same size.": an output of [N, 1] against a target of [N] broadcasts to [N, N], every output compared with
+  every target, so the model learns the targets' mean: a loss that stops falling, no error.
 """
 
 from __future__ import annotations
@@ -148,4 +168,147 @@ METRIC_COMPUTE_BEFORE_UPDATE = Recogniser(
 )
 
 
-RECOGNISERS = (SCHEDULER_BEFORE_OPTIMIZER, LOG_INTERVAL_ABOVE_BATCHES, METRIC_COMPUTE_BEFORE_UPDATE)
+def _no_validation(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    no_step = any("no_validation_step" in h.facts for h in hits)
+    what = (
+        "a val_dataloader was given but the LightningModule has no validation_step"
+        if no_step
+        else "the LightningModule has a validation_step but no val_dataloader reached the Trainer"
+    )
+    return (
+        f"Lightning skipped the validation loop: {what} (a warning, the run went on without validating)",
+        "Give the Trainer both halves: a validation_step(self, batch, batch_idx) method on the LightningModule, "
+        "and a val_dataloader (trainer.fit(model, train_dataloaders=..., val_dataloaders=...), a "
+        "val_dataloader() method, or a LightningDataModule that defines one). A method misnamed (validation_steps, "
+        "val_step) or defined outside the class counts as missing. Without the loop no val metric is logged, and a "
+        "ModelCheckpoint(monitor='val_loss') or EarlyStopping on it never acts on one; limit_val_batches=0 or "
+        "num_sanity_val_steps do not cause this warning.",
+    )
+
+
+VALIDATION_LOOP_SKIPPED = Recogniser(
+    kind="validation_loop_skipped",
+    title="Lightning's validation loop skipped",
+    anchors=(
+        "but have no `val_dataloader`. Skipping val loop.",
+        "but have no `validation_step`. Skipping val loop.",
+    ),
+    templates=(
+        "lightning:you-defined-validation-step-but-have",
+        "lightning:you-passed-in-val-dataloader-but",
+    ),
+    facts=(R(r"(?P<no_validation_step>but have no `validation_step`)"),),
+    confirm=lambda hits, ctx: False,  # a warning: whether validation was wanted is not in the log
+    fallback=True,
+    describe=_no_validation,
+)
+
+
+def _ran_out(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    at, planned = facts.get("stopped_at_step"), facts.get("planned_steps")
+    numbers = f" at step {at} of max_steps={planned}" if at and planned else ""
+    return (
+        "transformers' Trainer found no batch left in an epoch and stopped training"
+        + numbers
+        + " (a warning, "
+        "the run ended without an error)" + on_ranks(hits),
+        "The data ran out before max_steps: with a streamed or IterableDataset the Trainer cannot know its length, "
+        "so max_steps decides, and an epoch that yields nothing ends the run. Each process reads only its share "
+        "(split_dataset_by_node, or accelerate's dispatch), so the steps the data lasts are samples / "
+        "(per_device_train_batch_size x gradient_accumulation_steps x processes): more GPUs, fewer steps. Set "
+        "max_steps to at most that, or repeat the stream for more epochs; check that every rank's shard holds samples "
+        "(a file-sharded dataset needs at least as many files as ranks x dataloader workers).",
+    )
+
+
+DATA_RAN_OUT = Recogniser(
+    kind="data_ran_out_before_max_steps",
+    title="training stopped because the data ran out before max_steps",
+    anchors=("a single sample in your epoch_iterator, stopping training at step",),
+    templates=(
+        "transformers:there-seems-not-to-be-single",
+        "third_party:transformers-not-a-single-sample-epoch-iterator-old",
+    ),
+    facts=(
+        R(r"stopping training at step (?P<stopped_at_step>\d{1,12})"),
+        R(r"set num_steps \((?P<planned_steps>\d{1,12})\)"),
+    ),
+    confirm=lambda hits, ctx: False,  # a warning: whether the run was meant to go on is not in the log
+    fallback=True,
+    describe=_ran_out,
+)
+
+
+def _checkpoint_no_grad(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    return (
+        "torch's activation checkpoint warned that none of its inputs requires a gradient: with reentrant "
+        "checkpointing the layers inside it get no gradient at all, so their trainable parameters never change "
+        "(a warning, the run went on)" + on_ranks(hits),
+        "Usually gradient checkpointing over a frozen embedding (LoRA/PEFT adapters, a frozen backbone): the hidden "
+        "states entering the first checkpointed layer need no gradient. Make them need one: "
+        "model.enable_input_require_grads() before training (peft's prepare_model_for_kbit_training does it), or "
+        "checkpoint without reentrancy: model.gradient_checkpointing_enable(gradient_checkpointing_kwargs="
+        "{'use_reentrant': False}), or torch.utils.checkpoint.checkpoint(fn, x, use_reentrant=False). A loss that "
+        "stays flat while the run works is what this looks like; under DDP, parameters left without a gradient "
+        "also make the next step's reduction wait or fail. If every layer inside the checkpoint is meant to be "
+        "frozen, the warning is harmless.",
+    )
+
+
+CHECKPOINT_INPUTS_NO_GRAD = Recogniser(
+    kind="checkpoint_inputs_no_grad",
+    title="an activation checkpoint whose inputs need no gradient",
+    anchors=("None of the inputs have requires_grad=True. Gradients will be None",),
+    templates=("torch_native:checkpoint-none-of-the-inputs-require-grad",),
+    confirm=lambda hits, ctx: (
+        False
+    ),  # a warning: whether the checkpointed layers are meant to train is not in it
+    fallback=True,
+    describe=_checkpoint_no_grad,
+)
+
+
+def _broadcast_target(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    target, output = facts.get("target_size"), facts.get("output_size")
+    sizes = f" (target {target}, output {output})" if target and output else ""
+    return (
+        "torch warned that a regression loss got a target of another shape than the output"
+        + sizes
+        + ": the two "
+        "are broadcast against each other, so the loss compares every output with every target (a warning, the "
+        "run went on, learning the targets' mean)" + on_ranks(hits),
+        "Make the shapes equal before the loss: an output of [N, 1] against a target of [N] is the usual case, "
+        "fixed by loss_fn(output.squeeze(-1), target) or loss_fn(output, target.view_as(output)) (or "
+        "target.unsqueeze(1)); a target read as [N] from a dataset of single values needs the same. A loss that "
+        "stops falling early, or predictions that all come out near the mean, is what this looks like.",
+    )
+
+
+LOSS_TARGET_BROADCAST = Recogniser(
+    kind="loss_target_broadcast",
+    title="a regression loss whose target is broadcast against the output",
+    anchors=("This will likely lead to incorrect results due to broadcasting",),
+    templates=("torch_native:loss-target-size-broadcast",),
+    facts=(
+        R(
+            r"Using a target size \((?P<target_size>torch\.Size\(\[[\d, ]{0,60}\]\))\) that is different to the "
+            r"input size \((?P<output_size>torch\.Size\(\[[\d, ]{0,60}\]\))\)"
+        ),
+    ),
+    confirm=lambda hits, ctx: False,  # a warning: whether the broadcast was meant is not in the log
+    fallback=True,
+    describe=_broadcast_target,
+)
+
+
+RECOGNISERS = (
+    SCHEDULER_BEFORE_OPTIMIZER,
+    LOG_INTERVAL_ABOVE_BATCHES,
+    METRIC_COMPUTE_BEFORE_UPDATE,
+    VALIDATION_LOOP_SKIPPED,
+    DATA_RAN_OUT,
+    CHECKPOINT_INPUTS_NO_GRAD,
+    LOSS_TARGET_BROADCAST,
+)
