@@ -13,8 +13,7 @@ use", which other releases print so).
     >>> twins = capitalised(("no kernel image is available", "Killed"))
     >>> twins
     {'No kernel image is available': 'no kernel image is available'}
-    >>> find = re.compile("|".join(map(re.escape, twins)))
-    >>> as_printed("RuntimeError: No kernel image is available here", twins, find)
+    >>> as_printed("RuntimeError: No kernel image is available here", by_beginning(twins))
     'RuntimeError: no kernel image is available here'
 """
 
@@ -52,12 +51,36 @@ def at_sentence_start(line: str, at: int) -> bool:
     return not before or before[-1] in _SENTENCE_BEFORE
 
 
-def as_printed(line: str, twins: dict[str, str], find: re.Pattern) -> str:
-    """``line`` with every twin in ``twins`` that starts a sentence written as the anchor it capitalises (the
-    line itself where there is none); ``find`` is a pattern that finds any twin (collect.py's tree of them)."""
+_GRAM = 4  # twins are looked up by their first four letters
 
-    def anchor(found: re.Match) -> str:
-        twin = found.group()
-        return twins[twin] if at_sentence_start(line, found.start()) else twin
 
-    return find.sub(anchor, line)
+def by_beginning(twins: dict[str, str]) -> dict[str, tuple[str, ...]]:
+    """The twins by their first `_GRAM` letters (``{"No k": ("No kernel image is available", ...)}``)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for twin in twins:
+        found[twin[:_GRAM]] = (*found.get(twin[:_GRAM], ()), twin)
+    return found
+
+
+_BEGINNING = (
+    8  # letters of a twin the pre-filter looks for (collect.py): enough to pass few lines that hold none
+)
+
+
+def beginnings(twins: dict[str, tuple[str, ...]]) -> list[str]:
+    """The first `_BEGINNING` letters of every twin in ``twins`` (`by_beginning`'s), each once, sorted."""
+    return sorted({twin[:_BEGINNING] for found in twins.values() for twin in found})
+
+
+# a capital letter where a sentence may start (`at_sentence_start` says whether it does)
+_CAPITAL = re.compile(r"(?:^|[:.!?\"'`(\[{<>*-])[ \t]*([A-Z])")
+
+
+def as_printed(line: str, twins: dict[str, tuple[str, ...]]) -> str:
+    """``line`` with every twin (`by_beginning`'s ``twins``) that starts a sentence written as the anchor it
+    capitalises, its first letter in lower case (the line itself where there is none)."""
+    for found in _CAPITAL.finditer(line):
+        at = found.start(1)
+        if any(line.startswith(twin, at) for twin in twins.get(line[at : at + _GRAM], ())):
+            line = line[:at] + line[at].lower() + line[at + 1 :]
+    return line
