@@ -927,6 +927,8 @@ CUDA_UNAVAILABLE = Recogniser(
         "`load_in_8bit=True` requires Accelerate: `pip install accelerate` and the latest version of bitsandbytes",
         "quantization requires Accelerate: `pip install accelerate` and the latest version of bitsandbytes",
         "quantization requires the latest version of bitsandbytes",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "No GPU or Intel XPU found",
     ),
     # the line itself, or is_available() answered False (the next line, or "returns False" on it): a
     # script's `if torch.cuda.is_available():` in a traceback is not a finding
@@ -992,6 +994,8 @@ CUDA_UNAVAILABLE = Recogniser(
         "No supported gpu backend found",
         "A GPU is needed for quantization.",
         "A GPU or Intel XPU is needed for quantization.",
+        # its first sentence, the same check cut short
+        "No GPU or Intel XPU found",
         # the device is not CUDA: no GPU visible, a CPU-only torch, a Mac, or the CPU asked for (--no_cuda)
         "`--fp16`) can only be used on CUDA devices",
         "and FP16 evaluation can only be used on CUDA devices",
@@ -1033,7 +1037,7 @@ def _device_assert(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     assertion = first(hits, "assertion")
     summary = "a CUDA kernel's assertion failed" + (f": {assertion}" if assertion else "") + on_ranks(hits)
     if first(hits, "loss_kernel"):
-        # the NLL loss's kernels assert `t >= 0 && t < n_classes` on each target and nothing else
+        # the NLL loss's kernels assert `t >= 0 && t < n_classes` (or `cur_target ...`) on each target, nothing else
         summary += " in the NLL loss's kernel (cross-entropy): a target outside 0..C-1"
         return summary, (
             "A class label outside 0..C-1 reached nn.CrossEntropyLoss / NLLLoss: a label >= the model's number "
@@ -1104,6 +1108,13 @@ def _cudnn_failed(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+# The NLL loss's kernels (cross-entropy's on the GPU) assert one thing, that each target is in 0..C-1: `t >= 0 && t <
+# n_classes` in the reducing kernels, `cur_target >= 0 && cur_target < n_classes` in reduction='none''s. That assert
+# names its cause outright, unlike the kernel-agnostic "device-side assert triggered" or an indexing kernel's bounds
+# assert (an embedding id, a position past the table, an index of the script's own: one real log printed the
+# indexing assert for labels longer than Whisper's 448 positions), so it is an anchor of its own
+NLL_TARGET_ASSERT = "< n_classes` failed"
+
 DEVICE_ASSERT = Recogniser(
     # aten CUDA kernels' CUDA_KERNEL_ASSERT; cudaErrorAssert; cuBLAS's failed execution (CUBLAS_FAILED), likely;
     # cuDNN's (CUDNN_FAILED), likely
@@ -1111,12 +1122,14 @@ DEVICE_ASSERT = Recogniser(
     templates=(
         "cuda_runtime:device-side-assert",
         "aten:nll-loss-cuda-target-assert",
+        "aten:nll-loss-cuda-no-reduce-target-assert",
         "torch_native:thc-cublas-execution-failed",
         "torch_native:cublas-status-execution-failed",
         "torch_native:cudnn-status-execution-failed",
     ),
     title="device-side assertion",
-    anchors=("device-side assert triggered", "Assertion `", *CUBLAS_FAILED, *CUDNN_FAILED),
+    # the NLL target's assert first: a line holding it is read on it, not on the "Assertion `" every kernel prints
+    anchors=(NLL_TARGET_ASSERT, "device-side assert triggered", "Assertion `", *CUBLAS_FAILED, *CUDNN_FAILED),
     generic=CUBLAS_FAILED + CUDNN_FAILED,
     # a kernel's assert names its .cu file; glibc's and other C asserts look the same otherwise
     match=R(
@@ -1166,7 +1179,7 @@ DEVICE_ASSERT = Recogniser(
         # before 1.x moved the loss to ATen), ATen's Loss.cu / NLLLoss2d.cu kernels, and their target assertion
         R(
             r"(?P<loss_kernel>ClassNLLCriterion\.cu|NLLLoss2d\.cu:\d+|nll_loss2?d?_(?:forward|backward)\w*_kernel"
-            r"|Assertion `t >= 0 && t < n_classes` failed)"
+            r"|Assertion `(?:t >= 0 && t|cur_target >= 0 && cur_target) < n_classes` failed)"
         ),
     ),
     describe=_device_assert,

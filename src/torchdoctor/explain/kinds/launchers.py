@@ -938,6 +938,8 @@ RANK_ENV_MISSING = Recogniser(
         # deepspeed/comm/comm.py mpi_discovery, reached only when a launcher's rank variables are not all set
         "does not match torch rank",
         "does not match torch world size",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "MPI environment variables are not set",
     ),
     templates=(
         "torch:environment-variable-expected-but-not-set",

@@ -1113,7 +1113,14 @@ CHILD_FAILED = Recogniser(
     title="a worker failed",
     role="consequence",
     # and every other launcher's summary of a worker that failed (kinds/exits.py)
-    anchors=("Root Cause (first observed failure)", "ChildFailedError", "failed (exitcode:", *exits.ANCHORS),
+    anchors=(
+        "Root Cause (first observed failure)",
+        "ChildFailedError",
+        "failed (exitcode:",
+        *exits.ANCHORS,
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "mpirun detected that one or more processes exited with non-zero status",
+    ),
     templates=(
         "torch:failed-exitcode-local-rank-pid-of",
         "torch:failed-exitcode-local-rank-pid-of-2",
