@@ -201,6 +201,10 @@ WATCHDOG_TIMEOUT = Recogniser(
         "torch_native:work-timed-out-in-blocking-wait",
         "torch_native:work-timed-out-in-blocking-wait-torch",
         "torch_native:work-timed-out-in-blocking-wait-plain",
+        # ProcessGroupNCCL.cpp's HeartbeatMonitor (libtorch_cuda): the watchdog thread itself stuck, and the
+        # dump signal's message with the last enqueued and completed work
+        "torch_cuda:pg-nccl-watchdog-got-stuck",
+        "torch_cuda:pg-nccl-dump-signal-collective-timeout",
     ),
     # "failed or timed out" is printed after an NCCL error too: the watchdog's timeout line makes it certain
     confirm=lambda hits, ctx: any(
