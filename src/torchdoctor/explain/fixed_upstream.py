@@ -9,6 +9,7 @@ and never where the log prints a release of that package at or past the fix.
 
 from __future__ import annotations
 
+from torchdoctor.explain import first_failure
 from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds import fixed_bugs
 from torchdoctor.findings import Finding
@@ -26,6 +27,10 @@ def lead(raised: Raised, facts: dict, details: dict) -> Finding | None:
         package=row.package, fixed_in=row.fixed, fixed_by=row.pr, alternatives=["log.dependency_version"]
     )
     summary = f"likely: {raised.text()} raised in {row.package}'s own code: {sentence}"
+    details["raised_in"] = str(raised.raised_in)
+    if raised.frame is not None and raised.frame != raised.raised_in:
+        details["frame"] = str(raised.frame)  # the user's call that led there
+        fix += f"\n{first_failure.REACHED} {first_failure.where(raised)}."
     return Finding("log.library_version_bug", "fail", summary, details, fix)
 
 
@@ -42,10 +47,10 @@ def second_reading(draft, kind: str, o, ctx, raised: list[Raised]) -> None:
     if draft.details.get("confidence") == "certain":
         draft.details["confidence"] = "likely"
         draft.summary = f"likely: {draft.summary}"
-    draft.summary += f"; or a {row.package} bug: {sentence}"
+    draft.summary += f"; or a bug of {row.package}: {sentence}"
     draft.details.setdefault("alternatives", []).append("log.library_version_bug")
     draft.details["fixed_in"] = f"{row.package} {row.fixed} ({row.pr})"
-    draft.fix += f"\nIf it is not that but a {row.package} bug: {fix}"
+    draft.fix += f"\nIf it is not that but a bug of {row.package}: {fix}"
 
 
 def beside_unrecognised(
@@ -60,4 +65,7 @@ def beside_unrecognised(
     sentence, row_fix = fixed_bugs.words(row, stated)
     details["alternatives"] = [*details.get("alternatives", []), "log.library_version_bug"]
     details["fixed_in"] = f"{row.package} {row.fixed} ({row.pr})"
-    return f"{summary}; or a {row.package} bug: {sentence}", f"{fix}\nIf it is a {row.package} bug: {row_fix}"
+    return (
+        f"{summary}; or a bug of {row.package}: {sentence}",
+        f"{fix}\nIf it is a bug of {row.package}: {row_fix}",
+    )
