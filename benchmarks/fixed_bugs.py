@@ -61,6 +61,10 @@ REPOSITORIES = (
         "huggingface_hub",
         ("src/huggingface_hub/",),
     ),
+    ("huggingface+diffusers", "huggingface/diffusers", "diffusers", ("src/diffusers/",)),
+    ("huggingface+pytorch-image-models", "huggingface/pytorch-image-models", "timm", ("timm/",)),
+    ("Dao-AILab+flash-attention", "Dao-AILab/flash-attention", "flash_attn", ("flash_attn/",)),
+    ("facebookresearch+fairscale", "facebookresearch/fairscale", "fairscale", ("fairscale/",)),
 )
 # the catalog files' folders of each package (a template's ``file`` column starts with one)
 CATALOG_FOLDERS = {
@@ -74,6 +78,10 @@ CATALOG_FOLDERS = {
     "bitsandbytes": ("bitsandbytes/",),
     "torchmetrics": ("torchmetrics/",),
     "huggingface_hub": ("huggingface_hub/",),
+    "diffusers": ("diffusers/",),
+    "timm": ("timm/",),
+    "flash_attn": ("flash_attn/",),
+    "fairscale": ("fairscale/",),
 }
 # a commit that fixes a test or the CI, not what users run
 TESTS_ONLY = re.compile(r"\b(?:tests?|testcases?|CI|ci|unittests?|flaky)\b")

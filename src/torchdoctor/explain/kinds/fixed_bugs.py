@@ -21,6 +21,8 @@ from packaging.version import InvalidVersion, Version
 from torchdoctor.explain import catalog, printed_versions
 from torchdoctor.explain.first_failure import Raised
 
+FAMILY = "library releases that disagree with the code"
+
 TABLE = Path(__file__).resolve().parent.parent / "catalog" / "fixed_bugs.tsv"
 _PLACEHOLDER = re.compile(r"\{[^{}\n]{0,60}\}|%[-+ #0-9.]*[sdrifxgec]")
 # the shortest literal piece of a template that says which message a commit quotes
