@@ -29,6 +29,8 @@ SITE = "/usr/local/lib/python3.10/site-packages"
 DEEPCOMPILE = f"""Traceback (most recent call last):
   File "/home/user/train.py", line 88, in <module>
     engine.backward(loss)
+  File "{SITE}/deepspeed/runtime/engine.py", line 2298, in backward
+    loss.backward(**backward_kwargs)
   File "{SITE}/torch/_dynamo/backends/common.py", line 72, in _wrapped_bw_compiler
     return disable(disable(bw_compiler_fn)(*args, **kwargs))
   File "{SITE}/deepspeed/compile/inductor.py", line 27, in wrapped_compiler
@@ -103,6 +105,22 @@ def test_an_error_no_kind_reads_is_named_first_and_the_bug_after_it():
     assert "fixed in datasets 2.9.0" in found.summary and "datasets 2.8.0 in this log" in found.summary
     newer = explained(SHARDING + "- `datasets` version: 2.9.0\n")
     assert newer.id == "log.unrecognised" and "fixed_in" not in newer.details, newer.summary
+
+
+def test_an_attribute_the_scripts_own_lookup_missed_is_not_named_first():
+    # DeepSpeed#7410's AttributeError, but asked for by the script: DeepSpeedEngine.__getattr__ raises for its caller
+    found = explained(
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/train.py", line 40, in <module>\n'
+        "    opt = engine.optimizer\n"
+        f'  File "{SITE}/deepspeed/runtime/engine.py", line 621, in __getattr__\n'
+        "    raise AttributeError(f\"'{type(self).__name__}' object has no attribute '{name}'\")\n"
+        "AttributeError: 'DeepSpeedEngine' object has no attribute 'optimizer'\n"
+        "deepspeed info ................... 0.16.9\n"
+    )
+    assert found.id != "log.library_version_bug", found.summary
+    assert found.details["alternatives"].count("log.library_version_bug") == 1, found.details
+    assert found.details["fixed_in"] == "deepspeed 0.17.2 (deepspeedai/DeepSpeed#7410)"
 
 
 def test_the_same_message_raised_in_another_packages_frame_is_not_that_packages_bug():

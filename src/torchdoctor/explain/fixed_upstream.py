@@ -48,7 +48,9 @@ def second_reading(draft, kind: str, o, ctx, raised: list[Raised]) -> None:
         draft.details["confidence"] = "likely"
         draft.summary = f"likely: {draft.summary}"
     draft.summary += f"; or a bug of {row.package}: {sentence}"
-    draft.details.setdefault("alternatives", []).append("log.library_version_bug")
+    others = draft.details.setdefault("alternatives", [])
+    if "log.library_version_bug" not in others:
+        others.append("log.library_version_bug")
     draft.details["fixed_in"] = f"{row.package} {row.fixed} ({row.pr})"
     draft.fix += f"\nIf it is not that but a bug of {row.package}: {fix}"
 
@@ -63,7 +65,9 @@ def beside_unrecognised(
         return summary, fix
     row, _, stated = found
     sentence, row_fix = fixed_bugs.words(row, stated)
-    details["alternatives"] = [*details.get("alternatives", []), "log.library_version_bug"]
+    others = details.setdefault("alternatives", [])
+    if "log.library_version_bug" not in others:
+        others.append("log.library_version_bug")
     details["fixed_in"] = f"{row.package} {row.fixed} ({row.pr})"
     return (
         f"{summary}; or a bug of {row.package}: {sentence}",

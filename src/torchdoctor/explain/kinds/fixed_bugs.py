@@ -20,6 +20,7 @@ from packaging.version import InvalidVersion, Version
 
 from torchdoctor.explain import catalog, printed_versions
 from torchdoctor.explain.first_failure import Raised
+from torchdoctor.explain.traceback_frames import asking_package
 
 FAMILY = "library releases that disagree with the code"
 
@@ -100,6 +101,16 @@ def raised_by(raised: Raised, package: str) -> bool:
     return re.search(rf"(?:^|/){folder}/", raised.raised_in.file.replace("\\", "/")) is not None
 
 
+def _asked_by(raised: Raised, package: str) -> bool:
+    """Whether the package's own code is what asked (traceback_frames.asking_package): not an attribute hook
+    raising for the script's lookup (DeepSpeedEngine.__getattr__), nor a hook of the package that torch ran for
+    the script's own call."""
+    if raised.type == "AssertionError":
+        return True  # an invariant of the package's own code, whoever called it
+    asked = asking_package(raised.frames)
+    return bool(asked) and re.fullmatch(FOLDERS.get(package, re.escape(package)), asked) is not None
+
+
 def find(raised: Raised) -> Row | None:
     """The row whose message ``raised`` carries, printed by that package's own code (its frame raised it, or no
     traceback says otherwise), the newest fix first; None otherwise."""
@@ -127,14 +138,15 @@ def reading(raised: Raised, facts: dict) -> tuple[Row, bool, str] | None:
     """(the row, whether it leads, the release the log prints or '') when ``raised`` is a message the package's
     history says a later release fixed and the log prints no release of that package at or past the fix; it
     leads only where the package's users cannot cause the message (an assertion, or a TypeError,
-    AttributeError, NameError or UnboundLocalError its own frame raised). None otherwise."""
+    AttributeError, NameError or UnboundLocalError its own code raised, not an attribute hook for its caller's
+    lookup). None otherwise."""
     row = find(raised)
     if row is None:
         return None
     stated = printed_versions.shown(facts, row.package)
     if stated and not _older(stated, row.fixed):
         return None  # the log's release has the fix: not this reading
-    leads = raised.type in OWN_MISTAKES and raised_by(raised, row.package)
+    leads = raised.type in OWN_MISTAKES and raised_by(raised, row.package) and _asked_by(raised, row.package)
     return row, leads, stated
 
 
