@@ -32,7 +32,10 @@
 - cuda: the CUDA runtime's error strings (``cudaGetErrorString``), listed in ``cuda_runtime.tsv`` by hand
   (no source of libcudart is public) and kept as they are;
 - kept by hand too, each row naming its source file: ``torch_native.tsv`` (torch's C++ messages as printed,
-  older releases' included), ``aten.tsv`` (what torch's operators, autograd, nn and NumPy conversions print on a
+  older releases' included), ``torch_cuda.tsv`` (torch's messages compiled only into its CUDA libraries, which
+  the CPU wheel's strings lack: c10/cuda's CUDA check, allocator and device count, ATen's cuBLAS/cuDNN/cuSOLVER
+  wrappers, its CUDA kernels' asserts, NCCLUtils, CUDA IPC; each row names the file of pytorch/pytorch read and
+  its stored commit, one version read unless it says more), ``aten.tsv`` (what torch's operators, autograd, nn and NumPy conversions print on a
   training script's own mistakes: shapes, dtypes, labels, a graph without gradients), ``system.tsv`` (the OS, the loader, SLURM, CPython, shells), ``build_tools.tsv``
   (nvcc and host_config.h, gcc/ld, ninja, setuptools, pip, uv, conda, the extension packages' setup.py) and ``third_party.tsv``
   (messages of other packages a training script runs through: python-fire's argument parser, timm's optimizer
@@ -80,6 +83,7 @@ ORDER = (
     "torch",
     "torch_cpp",
     "torch_native",
+    "torch_cuda",
     "aten",
     "nccl",
     "cuda_runtime",

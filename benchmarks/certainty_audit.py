@@ -69,6 +69,7 @@ PYTHON_SOURCES = (
     "torch",
     "torch_cpp",
     "torch_native",
+    "torch_cuda",
     "deepspeed",
     "accelerate",
     "lightning",

@@ -51,6 +51,15 @@ CASES = [
         "certain",
         ["-100", "ignore_index"],
     ),
+    (  # its reduction='none' kernel spells the target cur_target: the same check, read on the same anchor
+        "aten:nll-loss-cuda-no-reduce-target-assert",
+        (),
+        "/pytorch/aten/src/ATen/native/cuda/Loss.cu:171: nll_loss_forward_no_reduce_cuda_kernel: block: [0,0,0], "
+        "thread: [3,0,0] ",
+        "device_assert",
+        "certain",
+        ["-100", "ignore_index"],
+    ),
     (
         "aten:mat1-and-mat2-shapes-cannot-be-multiplied",
         ("64", "1568", "6272", "10"),

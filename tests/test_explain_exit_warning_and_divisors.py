@@ -182,12 +182,20 @@ def test_other_remainders_and_asserts_are_not_this_reading():
 
 
 def test_a_traceback_cut_before_its_error_line_is_said_in_words():
-    # 5621.txt (huggingface/transformers#36081): the quoted traceback stops in DeepSpeed's frame
-    found = lead("5621.txt")
+    # 109.txt's frames (deepspeedai/DeepSpeed#857): the quoted traceback stops in DeepSpeed's engine
+    found = explained(
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/deepspeed/runtime/engine.py", line 1667, in _save_zero_checkpoint\n'
+        "    zero_sd = {'optimizer_state_dict': self.optimizer.state_dict()}\n"
+    )
     assert found.id == "log.unrecognised" and found.status == "skip"
     assert "stops before its error line" in found.summary
-    assert "deepspeed/runtime/zero/partition_parameters.py:949 in __init__" in found.summary
+    assert "deepspeed/runtime/engine.py:1667 in _save_zero_checkpoint" in found.summary
     assert "(deepspeed's code)" in found.summary
+    # 5621.txt (huggingface/transformers#36081): it stops inside DeepSpeed building its config (DS5): that reading
+    found = lead("5621.txt")
+    assert found.id == "log.deepspeed_config_mismatch" and found.details["confidence"] == "likely"
+    assert "deepspeed/runtime/zero/partition_parameters.py:949" in found.summary
     # a traceback after the terminal's ^C is a KeyboardInterrupt's: the user stopped a run that was still going
     stopped = explained(
         "done training in 162.1 seconds\n^CTraceback (most recent call last):\n"

@@ -372,3 +372,56 @@ def test_a_call_the_printed_torch_refuses_names_it():
         "likely",
         ["the log shows torch 2.7.1+cu126 installed, one of those", "torch<2.7"],
     )
+
+
+# --- pip freeze printed in the terminal: its command line above it, only the rows a freeze prints between --------
+
+# as pip freeze prints an environment (pip/_internal/operations/freeze.py: "name==version", a direct URL's
+# "name @ url", an editable's "-e <vcs url>"), under the command that ran it
+FREEZE_IN_A_TERMINAL = [
+    (
+        '(venv) ana@gpu01:~/proj$ pip freeze | grep -i -E "torch|transformers"\n'
+        "torch==2.1.0+cu121\ntorchvision==0.16.0+cu121\ntransformers==4.30.0\n",
+        {"torch": "2.1.0+cu121", "torchvision": "0.16.0+cu121", "transformers": "4.30.0"},
+    ),
+    (
+        "$ python -m pip freeze\naccelerate==0.20.3\n"
+        "certifi @ file:///croot/certifi_1690232220950/work/certifi\n"
+        "-e git+https://github.com/ana/proj.git@4f1c2e0#egg=proj\nnumpy==1.26.4\ntorch==2.1.0\n",
+        {"accelerate": "0.20.3", "numpy": "1.26.4", "torch": "2.1.0"},
+    ),
+    ("In [3]: !pip list --format=freeze\npeft==0.10.0\r\ntrl==0.8.6\r\n", {"peft": "0.10.0", "trl": "0.8.6"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "versions"), FREEZE_IN_A_TERMINAL, ids=["grep", "direct-and-editable", "list"]
+)
+def test_a_freeze_printed_under_its_command_line_is_what_is_installed(text, versions):
+    assert printed(text) == versions
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # written away, then a requirements file shown: what was asked
+        "$ pip freeze > requirements.txt\n$ cat requirements.txt\nnumpy==1.26.4\npeft==0.10.0\n",
+        # a requirements file's own lines end the block: a range, pip-compile's "# via", an "-r"
+        "$ pip freeze\naccelerate>=0.20.3\ntorch==2.1.0\n",
+        "$ pip freeze\n    # via accelerate\ntorch==2.1.0\n",
+        "$ pip freeze\n-r base.txt\ntorch==2.1.0\n",
+        # a row under another command: a requirements file with cat, pip's own download line
+        "$ cat requirements.txt\ntorch==2.1.0\n",
+        "$ pip download torch==2.1.0\ntorch==2.1.0\n",
+    ],
+)
+def test_rows_a_freeze_is_not_seen_printing_stay_requirements(text):
+    assert printed(text) == {}
+
+
+def test_a_freeze_under_its_command_names_the_installed_release_and_a_cat_does_not():
+    freeze = "(venv) $ pip freeze | grep transformers\ntransformers==4.27.4\n"
+    found = certain(freeze + LLAMA, "dependency_version")
+    assert "the installed transformers 4.27.4 is older" in found.summary, found.summary
+    found = certain("(venv) $ cat requirements.txt\ntransformers==4.27.4\n" + LLAMA, "dependency_version")
+    assert "4.27.4" not in found.summary, found.summary

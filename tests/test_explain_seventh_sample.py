@@ -62,7 +62,8 @@ def test_persistent_workers_without_workers_and_a_trainers_default_as_the_other_
     # 346.txt (modelscope/ms-swift#10123): the trainer turned persistence on by default, also for zero workers
     found = lead("346.txt")
     assert found.id == "log.dataloader_persistent_workers" and found.details["confidence"] == "likely"
-    assert "log.library_version_bug" in found.details["alternatives"] and "Upgrade the trainer" in found.fix
+    # the other reading's fix goes on the sentence that names it (verdict.if_not_that)
+    assert "log.library_version_bug" in found.details["alternatives"] and ": upgrade the trainer" in found.fix
 
 
 def test_a_dataloader_config_line_naming_persistent_workers_is_not_a_finding():

@@ -672,3 +672,286 @@ def test_older_torch_wordings_of_fsdp_checks_read_as_their_later_kind(line, kind
     found = lead(line + "\n")
     assert found.id == f"log.{kind}", found.summary
     assert words in found.summary, found.summary
+
+
+# nn/modules/module.py load_state_dict's two lists, filled the way torch fills them ("Missing key(s)" the model's,
+# "Unexpected key(s)" the state dict's), where the keys differ only by wrappers' names: torch.compile on a
+# submodule ("encoder._orig_mod."), compile over DDP ("_orig_mod.module."), apply_activation_checkpointing
+# ("_checkpoint_wrapped_module." in each wrapped layer), PEFT ("base_model.model." in front, "base_layer." in each
+# LoRA layer). Paired once the names are taken out of both: certain, and the fix's renaming holds.
+def _load_error(model: str, missing: list[str], unexpected: list[str]) -> str:
+    return (
+        f"RuntimeError: Error(s) in loading state_dict for {model}:\n"
+        "\tMissing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". \n"
+        "\tUnexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". \n"
+    )
+
+
+def _renamed(fix: str, keys: list[str]) -> list[str]:
+    """The keys as the fix's own `bare` function maps them (the line it prints, run)."""
+    line = next(line for line in fix.splitlines() if "bare = lambda k:" in line)
+    scope: dict = {}
+    exec(line, scope)  # the fix's one line of Python: import re; bare = lambda k: ...
+    return [scope["bare"](k) for k in keys]
+
+
+@pytest.mark.parametrize(
+    ("missing", "unexpected", "said"),
+    [
+        (
+            ["encoder.conv.weight", "encoder.conv.bias"],
+            ["encoder._orig_mod.conv.weight", "encoder._orig_mod.conv.bias"],
+            "the checkpoint's hold '_orig_mod.' (torch.compile)",
+        ),
+        (
+            ["conv.weight", "fc.weight"],
+            ["_orig_mod.module.conv.weight", "_orig_mod.module.fc.weight"],
+            "the checkpoint's hold 'module.' (DistributedDataParallel / DataParallel) and '_orig_mod.'",
+        ),
+        (
+            ["layers.0._checkpoint_wrapped_module.mlp.weight"],
+            ["layers.0.mlp.weight"],
+            "the model's hold '_checkpoint_wrapped_module.' (activation checkpointing)",
+        ),
+        (
+            ["_orig_mod.layers.0.weight"],
+            ["module.layers.0.weight"],
+            "the checkpoint's hold 'module.' (DistributedDataParallel / DataParallel), the model's hold '_orig_mod.'",
+        ),
+    ],
+)
+def test_wrappers_names_inside_the_keys_are_paired_once_taken_out(missing, unexpected, said):
+    found = lead(_load_error("Net", missing, unexpected))
+    assert found.id == "log.state_dict_keys" and found.details["confidence"] == "certain", found.summary
+    assert said in found.summary, found.summary
+    assert _renamed(found.fix, missing) == _renamed(found.fix, unexpected)
+
+
+def test_a_peft_checkpoint_loaded_into_the_bare_model_names_its_adapter_weights():
+    found = lead(
+        _load_error(
+            "LlamaForCausalLM",
+            ["model.layers.0.self_attn.q_proj.weight"],
+            [
+                "base_model.model.model.layers.0.self_attn.q_proj.base_layer.weight",
+                "base_model.model.model.layers.0.self_attn.q_proj.lora_A.default.weight",
+            ],
+        )
+    )
+    assert found.id == "log.state_dict_keys" and found.details["confidence"] == "certain", found.summary
+    assert "'base_model.model.' (PEFT" in found.summary and "'base_layer.'" in found.summary
+    assert "merge_and_unload" in found.fix and "lora_A" in found.fix
+    assert _renamed(found.fix, ["base_model.model.model.layers.0.self_attn.q_proj.base_layer.weight"]) == [
+        "model.layers.0.self_attn.q_proj.weight"
+    ]
+
+
+def test_a_submodule_of_the_models_own_named_module_is_no_wrapper():
+    # "module." inside a key is a submodule's own name (torch_geometric's and Lightning users' models have them):
+    # read only in front, so the keys are not paired and the reading stays likely
+    found = lead(_load_error("Model", ["net.mlp.norms.0.module.weight"], ["net.mlp.norms.0.weight"]))
+    assert found.id == "log.state_dict_keys" and found.details["confidence"] == "likely", found.summary
+    assert "wrappers' names" not in found.summary
+
+
+# torch/distributed/checkpoint/default_planner.py create_local_plan: "Missing key in checkpoint state_dict: {fqn}."
+# where fqn is a key of the (flattened) dict given to dcp.load
+def test_dcp_missing_optimizer_state_by_index_names_the_state_keyed_by_parameter_name():
+    found = lead("RuntimeError: Missing key in checkpoint state_dict: optimizer.state.0.step.\n")
+    assert found.id == "log.state_dict_keys" and found.details["confidence"] == "likely", found.summary
+    assert "'optimizer.state.0.step'" in found.summary and "keyed by parameter index" in found.summary
+    assert (
+        "get_optimizer_state_dict(model, optimizer)" in found.fix and "set_optimizer_state_dict" in found.fix
+    )
+    assert "accelerate#3971" in found.fix
+
+
+def test_dcp_missing_key_with_a_wrappers_name_names_get_model_state_dict():
+    found = lead(
+        "RuntimeError: Missing key in checkpoint state_dict: model._orig_mod.layers.0.attention.wq.weight.\n"
+    )
+    assert found.id == "log.state_dict_keys", found.summary
+    assert "'_orig_mod.' (torch.compile)" in found.summary and "get_model_state_dict(model)" in found.fix
+
+
+def test_dcp_missing_key_names_how_to_list_the_checkpoints_keys_and_a_partial_load():
+    found = lead("RuntimeError: Missing key in checkpoint state_dict: model.layers.0.attention.wq.weight.\n")
+    assert found.id == "log.state_dict_keys", found.summary
+    assert "read_metadata().state_dict_metadata" in found.fix and "allow_partial_load=True" in found.fix
+    assert "keyed by parameter index" not in found.summary
+
+
+# nn/modules/module.py _load_from_state_dict: the exception of one parameter's copy, appended to load_state_dict's
+# list (torch_native:while-copying-the-parameter-named). The keys matched; the exception quoted is the cause.
+def _copy_failed(name: str, exception: str) -> str:
+    return (
+        "RuntimeError: Error(s) in loading state_dict for FullyShardedDataParallel:\n"
+        f'\tWhile copying the parameter named "{name}", whose dimensions in the model are torch.Size([16, 8]) and '
+        f"whose dimensions in the checkpoint are torch.Size([16, 8]), an exception occurred : ('{exception}',).\n"
+    )
+
+
+def test_a_full_state_dict_copied_into_dtensor_parameters_names_set_model_state_dict():
+    found = lead(
+        _copy_failed(
+            "net1.0.weight",
+            "aten.copy_.default: got mixed torch.Tensor and DTensor, need to convert all torch.Tensor to DTensor "
+            "before calling distributed operators!",
+        )
+    )
+    assert found.id == "log.dtensor_mixed_operands" and found.details["confidence"] == "likely", found.summary
+    assert 'load_state_dict could not copy "net1.0.weight"' in found.summary
+    assert "broadcast_from_rank0=True" in found.fix and "distribute_tensor" in found.fix
+    assert "full_tensor()" in found.fix  # the other way round: a sharded state dict into a plain model
+    assert "gradient clipping" not in found.summary, (
+        found.summary
+    )  # the Trainer's clipping reading is not this
+
+
+def test_a_copy_that_raised_is_read_by_its_exception_not_as_keys_that_differ():
+    found = lead(_copy_failed("fc.weight", "Cannot copy out of meta tensor; no data!"))
+    assert found.id == "log.meta_weights_not_loaded", found.summary
+    # a list that also names keys the model misses is still a state dict of other keys
+    found = lead(
+        "RuntimeError: Error(s) in loading state_dict for Net:\n"
+        '\tMissing key(s) in state_dict: "head.weight". \n'
+        + _copy_failed("fc.weight", "Cannot copy out of meta tensor; no data!").split("\n", 1)[1]
+    )
+    assert found.id == "log.state_dict_keys", found.summary
+
+
+# accelerate/utils/fsdp_utils.py load_fsdp_model with FULL_STATE_DICT: torch.load of "pytorch_model_fsdp.bin" in the
+# checkpoint folder, CPython's FileNotFoundError when the checkpoint was saved in another form (a
+# SHARDED_STATE_DICT save writes the folder pytorch_model_fsdp_0/)
+def test_accelerates_full_state_dict_file_missing_names_the_state_dict_type_it_was_saved_with():
+    found = lead(
+        "[INFO|fsdp_utils.py:92] Loading model from output/checkpoint-500/pytorch_model_fsdp.bin\n"
+        "FileNotFoundError: [Errno 2] No such file or directory: 'output/checkpoint-500/pytorch_model_fsdp.bin'\n"
+    )
+    assert found.id == "log.checkpoint_path" and found.details["confidence"] == "likely", found.summary
+    assert (
+        "output/checkpoint-500/pytorch_model_fsdp.bin" in found.summary and "FULL_STATE_DICT" in found.summary
+    )
+    assert "SHARDED_STATE_DICT" in found.fix and "accelerate merge-weights" in found.fix
+    assert "DeepSpeed" not in found.summary
+    # accelerate's own log line naming the file, with nothing failing, is no finding
+    quiet = lead("[INFO|fsdp_utils.py:92] Saving model to output/checkpoint-500/pytorch_model_fsdp.bin\n")
+    assert quiet.id == "log.unrecognised", quiet.summary
+
+
+# the other way round: accelerate's SHARDED_STATE_DICT loader reads <checkpoint>/pytorch_model_fsdp_0 with dcp.load
+# (FileSystemReader.read_metadata opens its .metadata), and the checkpoint holds a FULL_STATE_DICT save's one file
+def test_accelerates_sharded_folder_without_metadata_names_the_full_state_dict_save():
+    found = lead(
+        "FileNotFoundError: [Errno 2] No such file or directory: 'output/checkpoint-500/pytorch_model_fsdp_0/.metadata'\n"
+    )
+    assert found.id == "log.checkpoint_path", found.summary
+    assert "SHARDED_STATE_DICT loader" in found.summary and "pytorch_model_fsdp.bin" in found.summary
+    assert "FULL_STATE_DICT" in found.fix and "DeepSpeed" not in found.summary
+    # any other folder without .metadata keeps dcp's own reading
+    found = lead("FileNotFoundError: [Errno 2] No such file or directory: 'ckpt/step_10/.metadata'\n")
+    assert "torch.distributed.checkpoint found no .metadata in ckpt/step_10" in found.summary
+
+
+# CPython's EISDIR (system:is-a-directory-errno-21) raised by torch.load's open() (torch/serialization.py
+# _open_file.__init__, below load and _open_file_like): a folder where torch.load reads one file; the same error
+# from another open() (a script writing to a folder's path, a data loader) is not a checkpoint's
+TORCH_LOAD_FRAMES = (
+    "Traceback (most recent call last):\n"
+    '  File "test.py", line 76, in <module>\n'
+    "    model.load_state_dict(torch.load(args.model_file))\n"
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/serialization.py", line 791, in load\n'
+    "    with _open_file_like(f, 'rb') as opened_file:\n"
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/serialization.py", line 271, in _open_file_like\n'
+    "    return _open_file(name_or_buffer, mode)\n"
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/serialization.py", line 252, in __init__\n'
+    "    super().__init__(open(name, mode))\n"
+)
+
+
+def test_torch_load_of_a_folder_names_the_folder_checkpoints_and_an_unzipped_file():
+    found = lead(
+        TORCH_LOAD_FRAMES + "IsADirectoryError: [Errno 21] Is a directory: 'checkpoints/best_seen.pth'\n"
+    )
+    assert found.id == "log.checkpoint_path" and found.details["confidence"] == "likely", found.summary
+    assert "torch.load was given a folder, checkpoints/best_seen.pth" in found.summary
+    assert "dcp_to_torch_save" in found.fix and "unzipped" in found.fix and "zero_to_fp32" in found.fix
+    assert "DeepSpeed state" not in found.summary
+
+
+def test_a_folder_opened_by_other_code_is_no_checkpoint_path():
+    found = lead(
+        "Traceback (most recent call last):\n"
+        '  File "eval.py", line 76, in <module>\n'
+        "    with open(args.answers_file, 'w') as f:\n"
+        "IsADirectoryError: [Errno 21] Is a directory: '/home/u/LLaGA/checkpoints'\n"
+    )
+    assert found.id != "log.checkpoint_path", found.summary
+
+
+# nn/modules/module.py's size mismatch where the checkpoint's first dimension is 0 and the rest the model's: a rank's
+# empty shard of a tensor split on dim 0 over more ranks than it has rows (pytorch/pytorch#136228's shapes)
+def test_an_empty_first_dimension_in_the_checkpoint_is_a_ranks_empty_shard():
+    found = lead(
+        "RuntimeError: Error(s) in loading state_dict for Linear:\n"
+        "\tsize mismatch for weight: copying a param with shape torch.Size([0, 17]) from checkpoint, the shape in "
+        "current model is torch.Size([1, 17]).\n"
+    )
+    assert found.id == "log.model_checkpoint_mismatch" and found.details["confidence"] == "likely", (
+        found.summary
+    )
+    assert "empty shard" in found.summary and "full_state_dict=True" in found.fix
+    assert "log.library_version_bug" in found.details["alternatives"], found.details
+    # another second dimension is another model's shape
+    found = lead(
+        "RuntimeError: Error(s) in loading state_dict for Linear:\n"
+        "\tsize mismatch for weight: copying a param with shape torch.Size([0, 17]) from checkpoint, the shape in "
+        "current model is torch.Size([1, 18]).\n"
+    )
+    assert "empty shard" not in found.summary, found.summary
+
+
+# the keys one list holds that are all a LoRA layer's own (peft/tuners/lora/layer.py: lora_A / lora_B under the
+# adapter's name): an adapter's weights where the model has no LoRA layers, or a base checkpoint after get_peft_model
+def test_lora_keys_alone_on_one_side_name_the_adapter_or_the_base_model():
+    found = lead(
+        _load_error(
+            "LlamaForCausalLM",
+            ["model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight"],
+            [
+                "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight",
+                "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight",
+            ],
+        )
+    )
+    assert found.id == "log.state_dict_keys", found.summary
+    assert "all LoRA layers'" in found.summary and "PeftModel.from_pretrained" in found.fix
+    found = lead(
+        "RuntimeError: Error(s) in loading state_dict for PeftModelForCausalLM:\n"
+        '\tMissing key(s) in state_dict: "base_model.model.model.layers.0.self_attn.q_proj.lora_A.default.weight", '
+        '"base_model.model.model.layers.0.self_attn.q_proj.lora_B.default.weight". \n'
+    )
+    assert "get_peft_model added them" in found.summary and "before get_peft_model" in found.fix
+
+
+# torch/distributed/tensor/_dispatch.py's refusal names the op: the foreach norm is clip_grad_norm_'s
+# (torch/nn/utils/clip_grad.py), the foreach in-place arithmetic an optimizer's foreach step (torch/optim)
+@pytest.mark.parametrize(
+    ("op", "said", "fix"),
+    [
+        ("aten._foreach_norm.Scalar", "gradient clipping (clip_grad_norm_)", "max_grad_norm"),
+        ("aten._foreach_mul_.Scalar", "optimizer's foreach step", "set_optimizer_state_dict"),
+    ],
+)
+def test_a_mixed_dtensor_op_names_clipping_or_the_optimizer_step(op, said, fix):
+    found = lead(
+        f"RuntimeError: {op}: got mixed torch.Tensor and DTensor, need to convert all torch.Tensor to DTensor "
+        "before calling distributed operators!\n"
+    )
+    assert found.id == "log.dtensor_mixed_operands", found.summary
+    assert said in found.summary and fix in found.fix, found.summary
+    other = lead(
+        "RuntimeError: aten.mm.default: got mixed torch.Tensor and DTensor, need to convert all torch.Tensor to "
+        "DTensor before calling distributed operators!\n"
+    )
+    assert "; here" not in other.summary, other.summary

@@ -13,6 +13,7 @@ from explaining import explained
 from test_explain_coverage import read_as_its_kind, template
 
 from torchdoctor.explain.kinds import BY_KIND
+from torchdoctor.explain.verdict import if_not_that
 
 pytestmark = pytest.mark.usefixtures("every_message_seen")
 
@@ -457,7 +458,11 @@ def test_an_anchor_another_cause_prints_leads_only_as_likely_and_names_it(text, 
     assert found.summary.startswith("likely: "), found.summary
     assert other in found.details.get("alternatives", []), (found.summary, found.details)
     (named,) = [a for a in BY_KIND[kind].also if a.kind == other.removeprefix("log.")]
-    assert named.title in found.summary and named.fix in found.fix, (found.summary, found.fix)
+    # the fix as it goes on the sentence that names the reading (verdict.if_not_that)
+    assert named.title in found.summary and if_not_that(named.title, named.fix) in found.fix, (
+        found.summary,
+        found.fix,
+    )
 
 
 def test_a_certain_cause_beside_a_demoted_anchor_leads():

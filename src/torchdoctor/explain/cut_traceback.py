@@ -49,13 +49,27 @@ def package_path(path: str) -> tuple[str, str]:
     return found["package"], path[found.start("package") :].replace("\\", "/")
 
 
-def reading(facts: dict, last_error_line: str, sources: str) -> Finding | None:
+def reading(
+    facts: dict, last_error_line: str, sources: str, refused: tuple[str, str] | None = None
+) -> Finding | None:
     """The finding for a log whose traceback ends before its error line; None when the log has no traceback, or
-    has an error line (then that is what is named)."""
+    has an error line (then that is what is named). ``refused``: (summary, fix) where the frames end inside
+    DeepSpeed building its config (kinds/config_checks.py `cut_in_config`), read as that config's refusal."""
     if last_error_line or "traceback_header" not in facts or not FRAME_KEYS <= facts.keys():
         return None
     package, short = package_path(facts["last_frame_file"])
     where = f"{short}:{facts['last_frame_line']} in {facts['last_frame_function']}"
+    if refused is not None:
+        # cut inside DeepSpeed building its config: the config it refused, the key on the missing line
+        details = {
+            "kind": "deepspeed_config_mismatch",
+            "role": "cause",
+            "confidence": "likely",
+            "cut_traceback": where,
+            "package": package or None,
+            "alternatives": ["log.dependency_version"],
+        }
+        return Finding("log.deepspeed_config_mismatch", "fail", f"likely: {refused[0]}", details, refused[1])
     whose = f" ({package}'s code)" if package else ""
     summary = (
         f"the traceback in {sources} stops before its error line: its innermost frame is {where}{whose}, and "

@@ -14,6 +14,7 @@ from torchdoctor.explain.collect import Collector
 from torchdoctor.explain.flight_recorder.findings import explain_dumps
 from torchdoctor.explain.flight_recorder.records import looks_like_dump
 from torchdoctor.explain.inputs import logs, looks_binary, why_not_a_log
+from torchdoctor.explain.kinds import config_checks
 from torchdoctor.explain.uncovered import quoted_in_prose
 from torchdoctor.explain.verdict import per_attempt
 from torchdoctor.findings import Finding
@@ -106,7 +107,9 @@ def _nothing(collector: Collector, no_text: dict[str, str]) -> Finding:
     sources = ", ".join(ctx.sources[:3]) + (
         f" and {len(ctx.sources) - 3} more" if len(ctx.sources) > 3 else ""
     )
-    cut = cut_traceback.reading(ctx.facts, ctx.last_error_line, sources or "the input")
+    cut = cut_traceback.reading(
+        ctx.facts, ctx.last_error_line, sources or "the input", config_checks.cut_in_config(ctx.facts)
+    )
     if cut is not None:
         cut.details.update(files=len(ctx.sources), lines_looked_at=ctx.candidates)
         return cut

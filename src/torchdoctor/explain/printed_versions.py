@@ -20,7 +20,10 @@ The forms read, as the tools print them:
 A requirement (``transformers>=4.30``, ``requires transformers==4.30.0``, ``pip install transformers==4.30``, a
 ``RUN pip install torch==2.1.0`` line) is not an installed release: those forms are never read. Nor is a bare
 ``torch==2.1.0`` row: a requirements file printed with ``cat`` and a ``pip freeze`` written to a file look alike,
-and both say what was asked, which the log shows installed only through the forms above. Each package's fact is ``installed_<package>`` (``installed_torch``,
+and both say what was asked, which the log shows installed only through the forms above. A freeze printed in the
+terminal is told apart by what surrounds it: its ``pip freeze`` (``pip list --format=freeze``) command line above
+it, and only rows a freeze prints between (``x==V``, ``x @ url``, ``-e ...``; a comment, ``-r``, ``# via`` or a
+range is a requirements file's, and ends the block). Each package's fact is ``installed_<package>`` (``installed_torch``,
 ``installed_transformers``, ...), the first printed in the log; ``kinds/__init__.py`` collects them.
 """
 
@@ -64,6 +67,8 @@ _VERSION = (
 )
 # the end of a version: not the start of a longer number or a requirement's range
 _END = r"(?![\d.]*\d)(?![<>=~])"
+# a row pip freeze prints: "name==version", a direct reference "name @ file:///...", an editable "-e git+..."
+_FREEZE_ROW = r"[ \t]*(?:-e [^\n]+|[A-Za-z0-9][\w.-]*(?:==[^\s#;,<>]+| @ [^\s#;]+))[ \t]*"
 
 
 def _spellings(package: str) -> str:
@@ -102,12 +107,19 @@ def _pattern(package: str) -> re.Pattern:
         rf"(?<![\w.])(?:{names})\.__version__\)?(?: ?[:=] ?| ?\n(?:>>> )?)['\"]?",
         # 10. pip show's two first rows, "Name: torch" then "Version: 2.1.0" (read where the log is read whole)
         rf"^Name: (?:{names})[ \t]*\r?\nVersion:[ \t]*",
+        # 11. a "torch==2.1.0" row of the block a pip freeze (or pip list --format=freeze) command printed in the
+        # terminal, under its command line (a prompt before it, a grep after it; never written away with ">"):
+        # every row between is one freeze prints ("x==V", "x @ url", "-e ..."), so a comment, an "-r", a "# via"
+        # or a range (what a requirements file holds and a freeze never does) ends the block
+        rf"(?<![\w-])pip3?(?:\.exe)? (?:freeze|list)\b[^\n>|]*(?:\|[^\n>]*)?\r?\n"
+        rf"(?:{_FREEZE_ROW}\r?\n){{0,400}}[ \t]*(?:{names})==[ \t]*",
     )
     after = {
         3: r"[ \t]*$",
         4: r"[ \t]*$",
         5: r"(?:[ \t]+[^\s\d]\S*){1,3}[ \t]*$",
         6: r"\)",
+        11: r"[ \t]*\r?$",
     }
     # every form anchored at a line's start (pip's words after whatever precedes them on it): a search fails at
     # once everywhere else, and most lines that name a package are a traceback's frames

@@ -159,6 +159,9 @@ class Recogniser:
     generic: tuple[str, ...] = ()
     # other causes the same message is printed for, likelier first: named after this one when it is likely
     also: tuple[Alternative, ...] = ()
+    # (a hit's fact, other causes): where a hit holds that fact, readings of the same message on other causes' real
+    # logs (seen_on.tsv) that it excludes, neither named nor offered (a missing image is no torn checkpoint)
+    rules_out: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # a finding only when nothing else in the log is: a warning that healthy exits print too
     fallback: bool = False
     # facts that make one hit a warning of this kind (a line healthy runs print too, as ``fallback`` is for a whole

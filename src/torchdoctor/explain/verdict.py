@@ -7,6 +7,7 @@ torchdoctor happens to know.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from torchdoctor.explain import collective_peer, first_failure, fixed_upstream, interrupted, uncovered
@@ -250,6 +251,20 @@ def _finding(
     return Finding(f"log.{kind}", draft.status, draft.summary, draft.details, draft.fix)
 
 
+# a fix's first word that is an ordinary word capitalised to start its sentence ("When", "Check", "A"), not a
+# name (NCCL, SyncBatchNorm, DataLoader(...), torch.load, pip): lower-cased where the fix goes on a sentence
+_SENTENCE_START = re.compile(r"[A-Z][a-z]*(?![\w.(_'’-])")
+
+
+def if_not_that(title: str, fix: str) -> str:
+    """Another reading's fix, joined to the sentence that names it as one sentence:
+    ``if_not_that("a firewall", "Check the ports.")`` is ``"If it is not that but a firewall: check the ports."``;
+    a title that holds a colon of its own is followed by a dash, so the sentence has one colon."""
+    if _SENTENCE_START.match(fix):
+        fix = fix[0].lower() + fix[1:]
+    return f"If it is not that but {title}{' —' if ': ' in title else ':'} {fix}"
+
+
 def _other_readings(draft: _Draft, kind: str, contested: dict[str, int], o: _Order, ctx: Context) -> None:
     """A likely finding names what else its message fits (the likelier first), another cause as sure of its
     own message, and the error that stopped the run where that is not what it read."""
@@ -257,6 +272,9 @@ def _other_readings(draft: _Draft, kind: str, contested: dict[str, int], o: _Ord
     draft.summary = f"likely: {draft.summary}"
     # readings the log's own frames rule out: neither named nor offered from other logs' messages
     ruled_out = {a.kind for a in recogniser.also if any(k in ctx.facts for k in a.unless_log)}
+    ruled_out |= {
+        k for fact, kinds in recogniser.rules_out if any(fact in h.facts for h in kind_hits) for k in kinds
+    }
     others = [
         a
         for a in recogniser.also
@@ -272,7 +290,7 @@ def _other_readings(draft: _Draft, kind: str, contested: dict[str, int], o: _Ord
     if others:  # the same message fits these too: name them after this one, not instead of it
         draft.summary += "; or " + "; or ".join(a.title for a in others)
         draft.details["alternatives"] = [f"log.{a.kind}" for a in others]
-        draft.fix += "".join(f"\nIf it is not that but {a.title}: {a.fix}" for a in others)
+        draft.fix += "".join(f"\n{if_not_that(a.title, a.fix)}" for a in others)
     named = {a.kind for a in others} | ruled_out
     for other, _ in _commonest(contested):  # the same message on real logs of these causes
         if other in recogniser.absorbs:  # the reading this one replaces where both fit
@@ -284,7 +302,7 @@ def _other_readings(draft: _Draft, kind: str, contested: dict[str, int], o: _Ord
     for other in o.rivals.get(kind, []):  # another known cause, as sure of its own message
         draft.summary += f"; or {BY_KIND[other].title} (log.{other}, also in this log)"
         draft.details.setdefault("alternatives", []).append(f"log.{other}")
-        draft.fix += f"\nIf it is not that but {BY_KIND[other].title}: see log.{other} below."
+        draft.fix += f"\n{if_not_that(BY_KIND[other].title, f'See log.{other} below.')}"
     if o.causes and kind == o.causes[0] and o.initiating is not None:
         # what it read is a message printed beside the error that stopped the run: name that error too
         stopped = o.initiating

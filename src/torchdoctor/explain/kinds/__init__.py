@@ -35,6 +35,7 @@ from torchdoctor.explain.kinds import (
     compile_backends,
     compile_recompiles,
     compiled_ops,
+    config_checks,
     config_registry,
     config_targets,
     context_parallel,
@@ -434,6 +435,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *((name, re.compile(rf"(?P<other_accelerator>\b{name}\b)")) for name in cuda.OTHER_ACCELERATORS),
     *autograd.CONTEXT,
     *deepspeed.CONTEXT,  # where DeepSpeed's bare "backend not set" was raised: building a model, or after the end
+    *config_checks.CONTEXT,  # a traceback cut inside DeepSpeed building its config (cut_traceback.py)
     *layer_shapes.CONTEXT,
     *empty_params.CONTEXT,
     *torch_load_calls.CONTEXT,

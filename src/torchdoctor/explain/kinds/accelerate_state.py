@@ -70,6 +70,9 @@ ACCELERATE_INIT_ORDER = Recogniser(
         "_reset_state()` was called and",
         "You cannot pass in a `deepspeed_plugin` when creating a second `Accelerator`",
         "requires a pre-configured `AcceleratorState` or `PartialState` to be defined before calling",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "PartialState` object has no attribute",
+        "AcceleratorState` object has no attribute",
     ),
     templates=(
         "accelerate:acceleratorstate-has-already-been-initialized-and",  # state.py _check_initialized

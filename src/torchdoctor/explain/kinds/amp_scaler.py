@@ -84,7 +84,11 @@ AMP_INITIALIZE_ORDER = Recogniser(
     kind="amp_initialize_order",
     templates=("third_party:apex-parallel-wrappers-after-amp-initialize",),
     title="apex's amp.initialize after a parallel wrapper",
-    anchors=("Parallel wrappers should only be applied",),
+    anchors=(
+        "Parallel wrappers should only be applied",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "Incoming model is an instance of",
+    ),
     facts=(R(r"Incoming model is an instance of (?P<wrapper>[\w.]{1,80}?)\.? Parallel wrappers"),),
     describe=_amp_before_wrapper,
 )

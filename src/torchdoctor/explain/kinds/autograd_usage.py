@@ -383,6 +383,8 @@ BACKWARD_GRADIENT_SHAPE = Recogniser(
     anchors=(
         "Mismatch in shape: grad_output[",
         "The sizes of the remaining dimensions are expected to match the shape of corresponding output",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "If `is_grads_batched=True`, we interpret the first dimension",
     ),
     facts=(
         R(

@@ -606,6 +606,9 @@ CUDA_BUILD = Recogniser(
         *diagnostics.HEADER_ANCHORS,
         *diagnostics.SOURCE_ANCHORS,
         *build_tools.ANCHORS,
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "DeepSpeed JIT builder for",
+        "Unknown compute capability",
     ),
     confirm=_not_triton_ptx,
     # an extension's source written for another torch / CUDA release fails the same way as a broken toolkit

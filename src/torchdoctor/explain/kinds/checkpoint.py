@@ -36,6 +36,9 @@ PREFIXES = (
     ("_orig_mod.", "torch.compile"),
     ("_fsdp_wrapped_module.", "FSDP"),
     ("_checkpoint_wrapped_module.", "activation checkpointing"),
+    # peft/peft_model.py: PeftModel keeps the tuner as base_model, the tuner (tuners_utils.BaseTuner) the model as
+    # model
+    ("base_model.model.", "PEFT (get_peft_model)"),
 )
 
 # the top-level entries a training checkpoint keeps the model's weights under, the likelier first: training
@@ -68,6 +71,56 @@ def _listed(hits: list[Hit], key: str) -> list[str]:
     """The keys torch's load_state_dict listed under ``key`` (``missing``: the model's keys the state dict lacks;
     ``unexpected``: the state dict's keys the model lacks), in every hit."""
     return [k for h in hits for k in _KEY.findall(str(h.facts.get(key, "")))]
+
+
+# the wrappers whose attribute name sits inside a key, where the wrapped submodule is (torch.compile on a
+# submodule: "encoder._orig_mod.layer.weight"; FSDP1's units: "layers.0._fsdp_wrapped_module.mlp.weight";
+# apply_activation_checkpointing: "layers.0._checkpoint_wrapped_module.mlp.weight"); "module." is read only in
+# front, as a model's own submodule may be named "module"
+INNER_WRAPPERS = (
+    *PREFIXES[1:4],
+    # peft/tuners/tuners_utils.py BaseTunerLayer: a LoRA layer keeps the Linear it wraps as base_layer
+    ("base_layer.", "PEFT's LoRA layer"),
+)
+LEADING = ("module.", "base_model.model.")
+WRAPPER_NAMES = dict(PREFIXES) | dict(INNER_WRAPPERS)
+_INNER = re.compile(r"(?:^|(?<=\.))(" + "|".join(re.escape(p) for p, _ in INNER_WRAPPERS) + ")")
+
+
+def _leading(key: str) -> tuple[list[str], str]:
+    """(the leading wrappers' names in front of ``key``, in order, and the key without them)."""
+    found = []
+    while True:
+        prefix = next((p for p in LEADING if key.startswith(p)), None)
+        if prefix is None:
+            return found, key
+        found.append(prefix)
+        key = key.removeprefix(prefix)
+
+
+def _unwrapped(key: str) -> str:
+    """``key`` without the wrappers' names: DDP's leading "module." and the others wherever they sit."""
+    return _leading(_INNER.sub("", key))[1]
+
+
+def _wrappers_of(key: str) -> list[str]:
+    """The wrappers' names ``key`` holds (``WRAPPER_NAMES`` order)."""
+    found = set(_INNER.findall(key)) | set(_leading(_INNER.sub("", key))[0])
+    return [p for p in WRAPPER_NAMES if p in found]
+
+
+def _wrapper_pair(hits: list[Hit]) -> tuple[str, str, list[str], list[str]] | None:
+    """(an unexpected key, the missing key it is, the wrappers only the checkpoint's key holds, those only the
+    model's key holds) for the first key of the state dict that is a key the model misses once the wrappers' names
+    are taken out of both: one side saved or loaded through a wrapper the other lacks."""
+    missing = {_unwrapped(k): k for k in _listed(hits, "missing")}
+    for key in _listed(hits, "unexpected"):
+        model_key = missing.get(_unwrapped(key))
+        if model_key is None or model_key == key:
+            continue
+        saved, model = _wrappers_of(key), _wrappers_of(model_key)
+        return key, model_key, [w for w in saved if w not in model], [w for w in model if w not in saved]
+    return None
 
 
 def _prefixed(hits: list[Hit]) -> tuple[str, str, str] | None:
@@ -201,7 +254,11 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return summary + on_ranks(hits), fix
     if found is not None:
         prefix, wrapper, _ = found
-        inner = {"module.": "model.module", "_orig_mod.": "model._orig_mod"}.get(prefix, "the wrapped module")
+        inner = {
+            "module.": "model.module",
+            "_orig_mod.": "model._orig_mod",
+            "base_model.model.": "model.get_base_model()",
+        }.get(prefix, "the wrapped module")
         summary += (
             f": the model's keys start with {prefix!r} (it is wrapped in {wrapper}), the checkpoint's do not "
             "(saved from the bare model)"
@@ -212,6 +269,14 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"before wrapping; or add the prefix: state = {{{prefix!r} + k: v for k, v in state.items()}}."
         )
         return summary + on_ranks(hits), fix
+    paired = _wrapper_pair(hits)
+    if paired is not None:
+        return _wrapped_keys(summary, *paired, hits)
+    lora = _lora_side(hits)
+    if lora:
+        return _lora_keys(summary, lora, hits)
+    if facts.get("dcp_missing"):
+        return _dcp_missing(summary, str(facts["dcp_missing"]), hits)
     if facts.get("size_param"):
         summary += f": size mismatch for {facts['size_param']}"
         fix = (
@@ -229,6 +294,142 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "state_dict_type it was saved with; strict=False only when the missing keys are meant to be new."
     )
     return summary + on_ranks(hits), fix
+
+
+# peft/tuners/lora/layer.py: a LoRA layer's own parameters (lora_A / lora_B, lora_embedding_A / _B, DoRA's
+# lora_magnitude_vector), named under the adapter ("q_proj.lora_A.default.weight")
+_LORA_KEY = re.compile(r"(?:^|\.)lora_(?:A|B|embedding_A|embedding_B|magnitude_vector)(?:\.|$)")
+
+
+def _lora_side(hits: list[Hit]) -> str:
+    """ "checkpoint" when every key the model did not expect is a LoRA layer's and the model misses none of them
+    (an adapter's weights loaded into a model without LoRA layers); "model" when every key the checkpoint lacks is
+    a LoRA layer's (a base model's weights loaded after get_peft_model); "" otherwise."""
+    missing, unexpected = _listed(hits, "missing"), _listed(hits, "unexpected")
+    if (
+        unexpected
+        and all(_LORA_KEY.search(k) for k in unexpected)
+        and not any(_LORA_KEY.search(k) for k in missing)
+    ):
+        return "checkpoint"
+    if missing and all(_LORA_KEY.search(k) for k in missing) and not unexpected:
+        return "model"
+    return ""
+
+
+def _lora_keys(summary: str, side: str, hits: list[Hit]) -> tuple[str, str]:
+    if side == "checkpoint":
+        return (
+            summary + ": the keys it did not expect are all LoRA layers' (lora_A / lora_B): a PEFT adapter's "
+            "weights loaded into a model without its LoRA layers" + on_ranks(hits),
+            "Load an adapter into the PEFT model it was trained with: PeftModel.from_pretrained(base_model, "
+            "adapter_dir) (or get_peft_model(base_model, the same LoraConfig), then load_state_dict / "
+            "set_peft_model_state_dict); for a plain model, merge first and save the merged weights "
+            "(model.merge_and_unload().state_dict()).",
+        )
+    return (
+        summary
+        + ": the keys it misses are all LoRA layers' (lora_A / lora_B): a checkpoint of the base model "
+        "loaded into the model after get_peft_model added them" + on_ranks(hits),
+        "The LoRA weights are meant to start fresh: load the base checkpoint into the model before get_peft_model "
+        "(or into model.get_base_model()), or load with strict=False and check that only lora_ keys are missing; to "
+        "resume an adapter, load the adapter's own saved weights (PeftModel.from_pretrained(base_model, "
+        "adapter_dir, is_trainable=True)).",
+    )
+
+
+def _wrapped_keys(
+    summary: str, key: str, model_key: str, saved: list[str], model: list[str], hits: list[Hit]
+) -> tuple[str, str]:
+    """The state dict's keys are the model's with other wrappers' names in them (``_wrapper_pair``): a wrapper
+    inside the keys (a compiled, FSDP-wrapped or checkpoint-wrapped submodule), or one on each side."""
+    names = WRAPPER_NAMES
+
+    def said(wrappers: list[str]) -> str:
+        return " and ".join(f"{w!r} ({names[w]})" for w in wrappers)
+
+    sides = []
+    if saved:
+        sides.append(f"the checkpoint's hold {said(saved)}")
+    if model:
+        sides.append(f"the model's hold {said(model)}")
+    summary += (
+        f": the keys are the same names with wrappers' names in them ({key!r} in the checkpoint, {model_key!r} in "
+        f"the model): {', '.join(sides)}"
+    )
+    inner = [w for w in saved + model if w not in LEADING]
+    pattern = "|".join(re.escape(w.rstrip(".")) for w in inner)
+    bare = f"re.sub(r'(^|\\.)(?:{pattern})\\.', r'\\1', k)" if inner else "k"
+    for prefix in LEADING:
+        if prefix in saved + model:
+            bare += f".removeprefix({prefix!r})"
+    fix = (
+        "One side was saved or loaded through a wrapper the other was not (torch.compile on a submodule puts "
+        "'_orig_mod.' where that submodule sits, FSDP1 '_fsdp_wrapped_module.' in each wrapped unit, "
+        "apply_activation_checkpointing '_checkpoint_wrapped_module.', PEFT 'base_model.model.' in front and "
+        "'base_layer.' in each LoRA layer, DDP 'module.' in front). Save from the "
+        "unwrapped model next time (the module before torch.compile / DDP, or get_model_state_dict(model), which "
+        "leaves the wrappers' names out), and load this one by matching the names without them:\n"
+        f"import re; bare = lambda k: {bare}\n"
+        "own = {bare(k): k for k in model.state_dict()}\n"
+        "model.load_state_dict({own[bare(k)]: v for k, v in state.items() if bare(k) in own})"
+    )
+    if {"base_model.model.", "base_layer."} & set(saved):
+        fix += (
+            "\nThe checkpoint is a PEFT model's: its lora_A / lora_B weights have no place in the bare model and "
+            "the renaming above drops them. To keep them, load it into the PEFT model (get_peft_model(model, "
+            "the same LoraConfig), then load_state_dict; PeftModel.from_pretrained for a saved adapter), or save "
+            "the merged weights (model.merge_and_unload().state_dict())."
+        )
+    return summary + on_ranks(hits), fix
+
+
+_LIST_KEYS = (
+    "list the checkpoint's keys with torch.distributed.checkpoint.FileSystemReader(path).read_metadata()"
+    ".state_dict_metadata.keys() and compare them with the dict's"
+)
+
+
+def _dcp_missing(summary: str, key: str, hits: list[Hit]) -> tuple[str, str]:
+    """torch.distributed.checkpoint's load planner found no entry in the checkpoint for ``key``, a key of the dict
+    given to dcp.load (flattened: "optimizer.state.0.step" is state_dict["optimizer"]["state"][0]["step"])."""
+    summary += f": the dict given to dcp.load asks for {key!r}, which the checkpoint does not hold"
+    if re.search(r"(?:^|\.)state\.\d+\.", key):
+        return (
+            summary
+            + ": an optimizer state keyed by parameter index (optimizer.state_dict()), where distributed "
+            "checkpoints keep optimizer state keyed by parameter name (get_optimizer_state_dict, "
+            "FSDP.optim_state_dict)" + on_ranks(hits),
+            "Load the optimizer state in the form it was saved: build the dict with the function that saved it, "
+            "state = {'optimizer': get_optimizer_state_dict(model, optimizer)}; dcp.load(state, checkpoint_id=path); "
+            "set_optimizer_state_dict(model, optimizer, state['optimizer']) (FSDP1: FSDP.optim_state_dict(model, "
+            "optimizer), then FSDP.optim_state_dict_to_load). accelerate's load_fsdp_optimizer loads a "
+            "SHARDED_STATE_DICT optimizer into optimizer.state_dict() this way (huggingface/accelerate#3971, FSDP2): "
+            "upgrade accelerate, or save with fsdp_state_dict_type: FULL_STATE_DICT; to check, "
+            + _LIST_KEYS
+            + ".",
+        )
+    wrappers = _wrappers_of(key)
+    if wrappers:
+        names = WRAPPER_NAMES
+        return (
+            summary
+            + f": the key holds {', '.join(f'{w!r} ({names[w]})' for w in wrappers)}, a wrapper's name "
+            "the saved keys likely lack" + on_ranks(hits),
+            "The dict given to dcp.load was taken from the wrapped model (model.state_dict() of a compiled, DDP- or "
+            "checkpoint-wrapped model) and the checkpoint from the unwrapped one, or the other way. Build both the "
+            "saved and the loaded dict with get_model_state_dict(model) / get_state_dict(model, optimizer), which "
+            "leave the wrappers' names out, or take both from the same module (the one before torch.compile); "
+            "to check, " + _LIST_KEYS + ".",
+        )
+    return (
+        summary + on_ranks(hits),
+        "dcp.load fills in exactly the keys of the dict it is given: " + _LIST_KEYS + ". Another nesting (a "
+        "{'model': ..., 'optimizer': ...} dict on one side, the bare model state dict on the other), another "
+        "model or another wrapping leaves keys without an entry: build the dict the way the save did "
+        "(get_state_dict(model, optimizer) on both sides); if the missing entries are meant to be new (a head added "
+        "since), load the rest with planner=DefaultLoadPlanner(allow_partial_load=True).",
+    )
 
 
 def _flat_params(summary: str, flat: list[str], hits: list[Hit]) -> tuple[str, str]:
@@ -323,6 +524,8 @@ STATE_DICT_KEYS = Recogniser(
             r"An unexpected key, [^\n]{1,300}, exists)"
         ),
         R(r"size mismatch for (?P<size_param>[\w.]{1,200}):"),
+        # torch/distributed/checkpoint/default_planner.py create_local_plan: the fqn of the dict given to dcp.load
+        R(r"Missing key in checkpoint state_dict: (?P<dcp_missing>[^\s]{1,300}?)\.?(?:\s|$)"),
         R(r"(?P<keys>contains a key '[^'\n]{1,300}' that does not exist in the loaded checkpoint)"),
         R(
             r"(?P<fsdp_keys>FSDP assumes [^\n]{1,300} is in the state_dict but the state_dict only has[^\n]{0,300}|"
@@ -334,7 +537,14 @@ STATE_DICT_KEYS = Recogniser(
     # model alike: certain only when one list's keys are the other's with a known prefix (which side carries it
     # says whether the checkpoint or the model was wrapped; a prefix on one list alone, or on a key the other
     # list does not pair, is likely)
-    confirm=lambda hits, ctx: _prefixed(hits) is not None,
+    confirm=lambda hits, ctx: _prefixed(hits) is not None or _wrapper_pair(hits) is not None,
+    # load_state_dict's list holding only a copy that raised (torch_native:while-copying-the-parameter-named): the
+    # keys matched and the copy failed, the exception it quotes is the cause (a DTensor parameter given a plain
+    # tensor: dtensor_mixed_operands; a meta tensor: meta_weights_not_loaded), not a state dict of other keys
+    reject=R(
+        r"\A(?![\s\S]*(?:[Kk]ey\(s\) in state_dict|size mismatch for|(?:unexpected|missing) key ['\"]))"
+        r"[\s\S]*While (?:copying|swapping) the parameter named "
+    ),
     describe=_state_dict,
 )
 
@@ -351,8 +561,29 @@ def _packed_4bit(saved: str, model: str) -> str:
     return ""
 
 
+def _empty_shard(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    """The checkpoint's tensor is [0, <rest>] where the model's is [M, <rest>]: a rank's local shard of a tensor
+    split on dim 0 over more ranks than it has rows (DTensor's Shard(0), FSDP2's sharding, uneven), kept as the shard
+    where the full tensor was meant."""
+    return (
+        f"the checkpoint's {facts.get('param', '?')} is an empty shard ({facts.get('saved_shape', '?')} against "
+        f"the model's {facts.get('model_shape', '?')}): a rank's part of a tensor split on its first dimension "
+        "over more ranks than it has rows (FSDP2's fully_shard, DTensor Shard(0)), where the full tensor was meant"
+        + on_ranks(hits),
+        "A parameter with fewer rows than the ranks that shard it leaves some ranks an empty shard, and a state dict "
+        "taken per rank (a DTensor's to_local(), an FSDP2 model's state_dict() saved with torch.save) keeps it. Save "
+        "the full tensors (get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, "
+        "cpu_offload=True)), or v.full_tensor()), and load a full state dict into the sharded model with "
+        "set_model_state_dict(model, full_sd, options=StateDictOptions(full_state_dict=True, "
+        "broadcast_from_rank0=True)); torch's own full-state-dict load into FSDP2 with tensor parallelism failed "
+        "this way on such parameters (pytorch/pytorch#136228): update torch.",
+    )
+
+
 def _model_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    if facts.get("empty_shard"):
+        return _empty_shard(facts, hits)
     packed = _packed_4bit(facts.get("saved_shape", ""), facts.get("model_shape", ""))
     if packed:
         quantized, plain = (
@@ -408,6 +639,11 @@ MODEL_CHECKPOINT_MISMATCH = Recogniser(
         r"Trying to set a tensor of shape [^\n]{1,100} in \"[^\"\n]{1,200}\" \(which has shape"
     ),
     facts=(
+        # an empty first dimension in the checkpoint, the rest the model's: one rank's empty shard
+        R(
+            r"(?P<empty_shard>copying a param with shape torch\.Size\(\[0, (?P<shard_rest>\d[\d, ]{0,60})\]\) from "
+            r"checkpoint, the shape in current model is torch\.Size\(\[[1-9]\d{0,9}, (?P=shard_rest)\]\))"
+        ),
         R(
             r"Size mismatch between saved (?P<saved_shape>[^\n]{1,100}?) and current: (?P<model_shape>[^\n]{1,100}?) "
             r"for (?P<param>[\w.]{1,200})"
@@ -422,7 +658,10 @@ MODEL_CHECKPOINT_MISMATCH = Recogniser(
     absorbs=("state_dict_keys",),
     # accelerate's check is also what a quantized model's packed weights (bitsandbytes' [N, 1] uint8 storage)
     # print when the releases of transformers, accelerate and bitsandbytes do not fit together: likely
-    confirm=lambda hits, ctx: any("accelerate_set" not in h.facts for h in hits),
+    # an empty shard in the checkpoint is a sharding's (or torch's own FSDP2 + TP load's) doing: likely
+    confirm=lambda hits, ctx: any(
+        "accelerate_set" not in h.facts and "empty_shard" not in h.facts for h in hits
+    ),
     also=(
         Alternative(
             "library_version_bug",
@@ -431,6 +670,14 @@ MODEL_CHECKPOINT_MISMATCH = Recogniser(
             "Update transformers, accelerate and bitsandbytes together (pip install -U transformers accelerate "
             "bitsandbytes), or load the model unquantized to check the checkpoint itself.",
             when=("accelerate_set",),
+        ),
+        Alternative(
+            "library_version_bug",
+            "torch's own full-state-dict load into FSDP2 with tensor parallelism, on parameters with fewer rows "
+            "than ranks (pytorch/pytorch#136228)",
+            "Update torch; until then pad such parameters to a multiple of the data-parallel size, or keep them "
+            "out of the sharding.",
+            when=("empty_shard",),
         ),
     ),
     describe=_model_mismatch,
@@ -1136,8 +1383,15 @@ CONTAINER = R(
     r"/\.dockerenv|NVIDIA Release \d{2}\.\d{2}|/var/lib/docker/|/overlay2/|\boverlay on / type overlay|"
     r"^overlay +\d[\d.]*[KMGTP]?\b)"
 )
-CONTEXT = tuple(
-    (literal, CONTAINER) for literal in ("docker", "podman", "/.dockerenv", "NVIDIA Release", "overlay")
+# torch.load opening its file (serialization.py: load -> _open_file_like -> _open_file.__init__, the frames a
+# traceback prints; before 1.6 load's own open(f, 'rb')), or the script's call to it
+TORCH_LOAD = R(
+    r"(?P<saw_torch_load>serialization\.py\"?, line \d+, in (?:load|_open_file_like|__init__)\b|\btorch\.load\()"
+)
+CONTEXT = (
+    *((literal, CONTAINER) for literal in ("docker", "podman", "/.dockerenv", "NVIDIA Release", "overlay")),
+    ("serialization.py", TORCH_LOAD),
+    ("torch.load(", TORCH_LOAD),
 )
 # the kernel's overlayfs (Documentation/filesystems/overlayfs.rst, "Renaming directories"): a directory of a lower
 # layer (one an image brought, not one the container made) is not moved by rename(2) unless the redirect_dir feature
@@ -1254,6 +1508,8 @@ OPTIMIZER_GROUP_MISMATCH = Recogniser(
         "loaded state dict has a different number of parameter groups",
         "optimizers but the checkpoint contains",
         "The parameter requires gradients but has no saved optimizer state",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "Missing optimizer state for parameter",
     ),
     templates=(
         "torch_native:optimizer-load-state-dict-group-size",
@@ -1572,6 +1828,8 @@ SAFETENSORS_SAVE_REFUSED = Recogniser(
         # transformers/modeling_utils.py (5.x) save_pretrained: tied weights the model does not declare
         "which are not properly defined. We found all the potential target tied weights keys",
         SAFETENSORS_FRAME,
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "The weights trying to be saved contained shared tensors",
     ),
     generic=(SAFETENSORS_FRAME,),
     span=4,

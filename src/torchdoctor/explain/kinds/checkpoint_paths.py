@@ -129,6 +129,30 @@ def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "pytorch_model.bin.index.json beside model.safetensors.index.json), or pass the index file itself as "
             "checkpoint=.",
         )
+    if facts.get("dir_not_file"):
+        return (
+            f"torch.load was given a folder, {facts['dir_not_file']}, where it opens one checkpoint file"
+            + on_ranks(hits),
+            "torch.load reads one file. A checkpoint written as a folder loads with its own loader: a distributed "
+            "checkpoint (dcp.save, FSDP's SHARDED_STATE_DICT, Lightning's FSDP / ModelParallel sharded .ckpt: "
+            ".metadata beside __0_0.distcp files) with dcp.load, or Lightning's own resume (ckpt_path=), or made "
+            "one file with torch.distributed.checkpoint.format_utils.dcp_to_torch_save(folder, 'model.pt'); a "
+            "DeepSpeed checkpoint (latest, global_stepN/) with engine.load_checkpoint or its zero_to_fp32.py; a "
+            "Hugging Face model folder with from_pretrained. A folder holding data.pkl, data/ and version is a "
+            "torch.save file that was unzipped (a .pth is a zip archive): use the downloaded file as it is. "
+            "Otherwise pass the checkpoint file inside the folder (its .pth / .pt / .ckpt), not the folder.",
+        )
+    if facts.get("fsdp_sharded_dir"):
+        return (
+            f"accelerate's SHARDED_STATE_DICT loader found no distributed checkpoint in {facts['fsdp_sharded_dir']}: "
+            "the checkpoint was saved with another fsdp_state_dict_type (FULL_STATE_DICT writes one "
+            "pytorch_model_fsdp.bin and optimizer.bin), or that save did not finish" + on_ranks(hits),
+            "accelerate (and the Trainer's FSDP resume through it) loads a checkpoint in the form the current "
+            "fsdp_state_dict_type names. ls the checkpoint folder: with pytorch_model_fsdp.bin in it, resume with "
+            "fsdp_state_dict_type: FULL_STATE_DICT (the accelerate config's fsdp_config, or the Trainer's fsdp_config "
+            "{'state_dict_type': 'FULL_STATE_DICT'}); a pytorch_model_fsdp_0/ folder of .distcp files without "
+            ".metadata is a save cut short: resume from the checkpoint before it.",
+        )
     if facts.get("dcp_metadata"):
         return (
             f"torch.distributed.checkpoint found no .metadata in {facts['dcp_metadata']}: not a distributed "
@@ -139,6 +163,21 @@ def _checkpoint_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "parent or a file; a folder of .distcp files without .metadata is a save cut short (resume from the "
             "checkpoint before it); a checkpoint written with torch.save (one .pt / .bin file) loads with torch.load "
             "and set_model_state_dict(model, state, options=StateDictOptions(full_state_dict=True)).",
+        )
+    if facts.get("fsdp_full_file"):
+        return (
+            f"accelerate's FSDP loader looked for {facts['fsdp_full_file']}, the one file a FULL_STATE_DICT save "
+            "writes, and it is not there: the checkpoint was saved with another fsdp_state_dict_type "
+            "(SHARDED_STATE_DICT writes the folder pytorch_model_fsdp_0/, LOCAL_STATE_DICT one "
+            "pytorch_model_fsdp_rank<N>.bin per rank), or the folder is not the checkpoint" + on_ranks(hits),
+            "accelerate (and the Trainer's FSDP resume through it) loads a checkpoint in the form the current "
+            "fsdp_state_dict_type names, not the one it was saved in. ls the checkpoint folder: with "
+            "pytorch_model_fsdp_0/ (and optimizer_0/) in it, resume with fsdp_state_dict_type: SHARDED_STATE_DICT "
+            "(the accelerate config's fsdp_config, or the Trainer's fsdp_config {'state_dict_type': "
+            "'SHARDED_STATE_DICT'}); to get one file of the whole model from it, accelerate merge-weights "
+            "<checkpoint>/pytorch_model_fsdp_0 <output_dir> and load that as the model (a new run, not a resume). "
+            "Without any pytorch_model_fsdp* entry, point resume_from_checkpoint / load_state at the checkpoint-N "
+            "folder itself.",
         )
     if facts.get("parent"):
         return (
@@ -252,10 +291,18 @@ CHECKPOINT_PATH = Recogniser(
         # torch/distributed/checkpoint/filesystem.py FileSystemReader.read_metadata: CPython's FileNotFoundError for
         # the folder's .metadata
         "/.metadata'",
+        # CPython's IsADirectoryError (EISDIR, IOError before 3.3) for torch.load's open() of a folder: only beside
+        # torch.load's frames or call (requires_beside)
+        "[Errno 21] Is a directory: '",
+        # accelerate/utils/fsdp_utils.py load_fsdp_model with FULL_STATE_DICT: torch.load of the one file that
+        # save_fsdp_model writes for that type (FSDP_MODEL_NAME + ".bin", "_<i>.bin" for a second model)
+        "pytorch_model_fsdp.bin'",
         # meta-llama's reference loaders: no *.pth shard in ckpt_dir (LLaMA 1's example.py counts MP=0, Llama 2's
         # llama/generation.py Llama.build asserts first)
         "Loading a checkpoint for MP=0 but world size is",
         "no checkpoint files found in ",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "does not point to a valid checkpoint",
     ),
     templates=(
         # lightning/fabric/strategies/deepspeed.py _validate_checkpoint_directory: the parent is the checkpoint
@@ -309,6 +356,7 @@ CHECKPOINT_PATH = Recogniser(
         "transformers:error-no-file-named-or-found",
         "third_party:llama-checkpoint-mp-world-size",
         "third_party:llama-no-checkpoint-files",
+        "system:is-a-directory-errno-21",  # CPython's EISDIR, torch.load's open() of a folder
     ),
     facts=(
         R(
@@ -321,6 +369,12 @@ CHECKPOINT_PATH = Recogniser(
         R(r"(?P<index_files>\S{1,500}) containing more than one `\.index\.json` file"),
         R(r"(?P<path>\S{1,500}) is not a folder containing a `\.index\.json` file"),
         R(r"No such file or directory: '(?P<dcp_metadata>[^'\n]{0,400}?)/\.metadata'"),
+        R(r"\[Errno 21\] Is a directory: '(?P<dir_not_file>[^'\n]{1,500})'"),
+        # accelerate's SHARDED_STATE_DICT folders (fsdp_utils.py: FSDP_MODEL_NAME / OPTIMIZER_NAME + "_<i>")
+        R(
+            r"No such file or directory: '(?P<fsdp_sharded_dir>[^'\n]{0,400}?(?:pytorch_model_fsdp|optimizer)_\d+)/\.metadata'"
+        ),
+        R(r"No such file or directory: '(?P<fsdp_full_file>[^'\n]{0,400}?pytorch_model_fsdp(?:_\d+)?\.bin)'"),
         R(r"Try to load using this parent directory instead: (?P<parent>\S{1,500})"),
         R(r"(?P<not_zero>\S{1,300}) is not a zero checkpoint"),
         R(
@@ -353,9 +407,11 @@ CHECKPOINT_PATH = Recogniser(
             "(--save_only_model) or save_weights_only, or the save did not finish. Save full checkpoints to resume; to "
             "start from these weights alone, load them as the model (from_pretrained / load_state_dict) and do not "
             "resume.",
-            unless=("llama_no_shards",),
+            unless=("llama_no_shards", "fsdp_full_file", "fsdp_sharded_dir", "dir_not_file"),
         ),
     ),
+    # a folder opened as a file is torch.load's only beside its frames or call (data code opens folders too)
+    requires_beside=(("dir_not_file", ("saw_torch_load",)),),
     describe=_checkpoint_path,
 )
 

@@ -490,6 +490,8 @@ _RENDEZVOUS_SUGGESTIVE = (
     "raise _env_error(",
     "RendezvousClosedError",
     "clients joined",
+    # the same store timeout's first sentence, where the paste stops before the count (first_sentence_anchors.py)
+    "seconds waiting for clients",
     # torchdoctor's debug mode waiting in init_process_group for ranks started by hand (distributed/joining.py):
     # never started, another MASTER_ADDR, or failed before their init_process_group
     "(MASTER_ADDR:MASTER_PORT; ",
@@ -1496,6 +1498,8 @@ BACKEND_UNAVAILABLE = Recogniser(
         "LAPACK library not found in compilation",
         "requires compiling PyTorch with MAGMA",
         "PyTorch was not compiled with MAGMA support",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "torch.distributed is not available",
     ),
     facts=(
         R(

@@ -39,6 +39,19 @@ _FLOAT_FOR_INT = re.compile(r"valid integer, got a number with a fractional part
 _INPUT_VALUE = re.compile(r"input_value=(?P<value>[^,\]]{1,40})")
 _CONFIG_FILES = ("/deepspeed/runtime/config.py", "/deepspeed/runtime/config_utils.py")
 _CONFIG_FOLDER = re.compile(r"/deepspeed/(?:runtime/)?(?:[\w/]+/)?config\.py$")
+# DeepSpeed's models that do not carry its name (monitor/config.py's TensorBoardConfig, WandbConfig, CSVConfig,
+# CSVMonitorConfig in older releases): read where the traceback passes through DeepSpeed's config code
+_ANY_MODEL = re.compile(r"\d+ validation errors? for (?P<model>[A-Z]\w{0,60})")
+
+
+def _through_deepspeed_config(raised: Raised) -> bool:
+    """True where a frame of ``raised``'s traceback is DeepSpeed's config code (a config.py under deepspeed/, or
+    runtime/config_utils.py)."""
+    for frame in raised.frames:
+        path = frame.file.replace("\\", "/")
+        if path.endswith(_CONFIG_FILES) or _CONFIG_FOLDER.search(path):
+            return True
+    return False
 
 
 def deepspeed_refusal(raised: Raised) -> tuple[str, str] | None:
@@ -48,7 +61,9 @@ def deepspeed_refusal(raised: Raised) -> tuple[str, str] | None:
     >>> deepspeed_refusal(Raised("ValidationError", "1 validation error for DeepSpeedZeroConfig"))[0][:39]
     "DeepSpeed's config schema refused a val"
     """
-    model = _PYDANTIC.search(raised.message)
+    model = _PYDANTIC.search(raised.message) or (
+        _ANY_MODEL.search(raised.message) if _through_deepspeed_config(raised) else None
+    )
     path = raised.raised_in.file.replace("\\", "/") if raised.raised_in is not None else ""
     by_frame = raised.type in ("AssertionError", "ValueError", "DeepSpeedConfigError") and (
         path.endswith(_CONFIG_FILES)
@@ -108,3 +123,44 @@ def _fields(detail: list[str]) -> list[tuple[str, str]]:
             pairs.append((name, text))
             name = ""
     return pairs
+
+
+# a traceback cut inside DeepSpeed building its config (kinds.CONTEXT_FACTS): the call that builds it, as a frame's
+# source line prints it (deepspeed/__init__.py's initialize, zero.Init in runtime/zero/partition_parameters.py)
+CONTEXT = (("DeepSpeedConfig(", re.compile(r"(?P<ds_config_call>\bDeepSpeedConfig\()")),)
+_RELEASE_IN_PATH = re.compile(r"deepspeed-(?P<release>\d+\.\d+)")
+
+
+def cut_in_config(facts: dict) -> tuple[str, str] | None:
+    """(summary, fix) for a traceback that stops before its error line inside DeepSpeed building its config: its
+    innermost frame DeepSpeed's (cut_traceback.py's ``last_frame_*`` facts) and either DeepSpeed's config code or
+    below a frame calling ``DeepSpeedConfig(``; None otherwise. The key refused is on the missing error line."""
+    path = facts.get("last_frame_file", "").replace("\\", "/")
+    if "/deepspeed/" not in path:
+        return None
+    if not (path.endswith(_CONFIG_FILES) or _CONFIG_FOLDER.search(path) or facts.get("ds_config_call")):
+        return None
+    where = f"{path[path.rindex('/deepspeed/') + 1 :]}:{facts.get('last_frame_line', '?')}"
+    release = facts.get("installed_deepspeed") or (
+        m["release"] if (m := _RELEASE_IN_PATH.search(path)) else ""
+    )
+    summary = (
+        f"the traceback stops inside DeepSpeed building its config ({where}), before the error line that names the "
+        "value it refused: DeepSpeed's config check, a key or a type it does not take"
+    )
+    fix = (
+        "Give explain the lines after the traceback's last frame: DeepSpeed's error there names the refused key "
+        "(an AssertionError of its checks, or pydantic's ValidationError with the field below its header). The "
+        "config is the JSON file or dict given to deepspeed.initialize or zero.Init, or the one the HF Trainer or "
+        'accelerate fills from it ("auto" values): compare it with the config documentation of the installed '
+        "DeepSpeed (pip show deepspeed)."
+    )
+    newer = not release or tuple(int(p) for p in release.split(".")[:2]) >= (0, 15)
+    if newer:
+        fix += (
+            f"\n{'DeepSpeed ' + release if release else 'If DeepSpeed is 0.15 or later, it'} refuses a float for an "
+            'integer key: the one most posted is stage3_prefetch_bucket_size, which transformers\' "auto" fill '
+            "computed as 0.9 × hidden_size², a float, until 4.45 (#33402; accelerate until 0.31, #2814): write an "
+            "integer for it in the config, or pip install -U 'transformers>=4.45'."
+        )
+    return summary, fix

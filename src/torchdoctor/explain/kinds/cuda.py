@@ -99,6 +99,11 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"cuDNN could not start or choose a convolution ({status}): most often the GPU's memory is full, "
             f"where cuDNN's handle and workspaces are allocated{on_ranks(hits)}"
         )
+    if all("cublas_start" in h.facts for h in hits):
+        summary = (
+            "cuBLAS could not create its handle (CUBLAS_STATUS_NOT_INITIALIZED at cublasCreate): most often the "
+            f"GPU's memory is full, where the handle is allocated{on_ranks(hits)}"
+        )
     request, total = _bytes(facts, "request"), _bytes(facts, "total")
     free = _bytes(facts, "free")
     unallocated = _bytes(facts, "unallocated")
@@ -214,6 +219,11 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "workspaces. torch.backends.cudnn.benchmark = False keeps it from the algorithms with the largest "
             "workspaces."
         )
+    if any("cublas_start" in h.facts for h in hits):
+        lines.append(
+            "Check what else holds the GPU (nvidia-smi: another job, the job's other ranks on the same GPU): cuBLAS "
+            "allocates its handle and workspace on the GPU at the first matrix multiply."
+        )
     if any("cudnn_alloc" in h.facts for h in hits):
         lines.append(
             "cuDNN's workspace comes from the GPU's memory: torch.backends.cudnn.benchmark = False keeps it from "
@@ -268,8 +278,16 @@ def _other_is_this_process(facts: dict, ctx: Context) -> bool:
 # cuDNN's failures to start or to choose a convolution: the GPU's memory most often, never certain alone
 _CUDNN_START = R(
     r"(?P<cudnn_start>CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_INTERNAL_ERROR|"
-    r"Unable to find a valid cuDNN algorithm to run convolution|no valid convolution algorithms available in CuDNN)"
+    r"Unable to find a valid cuDNN algorithm to run convolution|no valid convolution algorithms available in CuDNN|"
+    r"(?:GET|FIND) was unable to find an engine to execute this computation)"
 )
+# cuDNN's v8 API (aten/src/ATen/native/cudnn/Conv_v8.cpp) after every engine it was offered failed: an engine whose
+# workspace did not fit, as the v7 API's "Unable to find a valid cuDNN algorithm", or none for this dtype on this GPU
+_CUDNN_ENGINE = R(r"(?P<cudnn_engine>(?:GET|FIND) was unable to find an engine to execute this computation)")
+# the thread's cuBLAS handle, created on its first matrix multiply (aten/src/ATen/cuda/CublasHandlePool.cpp): cublasCreate
+# allocates on the GPU, so a full GPU fails it; so does a CUDA context an earlier kernel's fault broke, or a build
+# that does not fit the driver
+_CUBLAS_START = R(r"(?P<cublas_start>CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate\(handle\)`)")
 
 
 CUDA_OOM = Recogniser(
@@ -279,12 +297,18 @@ CUDA_OOM = Recogniser(
     templates=(
         "torch_native:cuda-out-of-memory",
         "torch_native:cuda-out-of-memory-old",  # the same raise as torch 1.x-2.0 worded it
+        # the same raise with the private pools' and the process's own shares, and the expandable_segments advice
+        "torch_cuda:cuda-oom-reserved-but-unallocated",
         "torch_native:cudnn-status-alloc-failed",
         # cuDNN failing to start (its handle) or to find a convolution algorithm whose workspace fits
         "torch_native:cudnn-status-not-initialized",
         "torch_native:cudnn-status-internal-error",
         "torch_native:cudnn-no-valid-convolution-algorithm",
         "torch_native:cudnn-no-valid-convolution-algorithms-old",
+        # the same search in cuDNN's v8 API (torch 1.13+ builds): no engine ran, with or without cudnn.benchmark
+        "torch_cuda:cudnn-get-unable-to-find-engine",
+        "torch_cuda:cudnn-find-unable-to-find-engine",
+        "torch_cuda:cublas-not-initialized-cublascreate",
         # NCCL src/include/alloc.h (2.14+): its own buffers' cudaMalloc / cuMem allocation failed
         "nccl:failed-to-cuda-malloc-bytes",
     ),
@@ -309,17 +333,24 @@ CUDA_OOM = Recogniser(
         "CUDNN_STATUS_INTERNAL_ERROR",
         "Unable to find a valid cuDNN algorithm to run convolution",
         "no valid convolution algorithms available in CuDNN",
+        "was unable to find an engine to execute this computation",
+        "CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
         # NCCL's WARN after the allocation of its own buffers (channels, FIFOs) failed on the GPU
         "Failed to CUDA malloc",
     ),
     match=R(
         r"CUDA out of memory|torch(?:\.cuda)?\.OutOfMemoryError|CUDA error: out of memory|"
         r"Cuda failure (?:\d{1,4} )?'out of memory'|CUBLAS_STATUS_ALLOC_FAILED|HIP out of memory|"
-        r"CUDNN_STATUS_ALLOC_FAILED|Failed to CUDA malloc \d+ bytes|" + _CUDNN_START.pattern
+        r"CUDNN_STATUS_ALLOC_FAILED|Failed to CUDA malloc \d+ bytes|"
+        + _CUDNN_START.pattern
+        + "|"
+        + _CUBLAS_START.pattern
     ),
     facts=(
         R(r"(?P<cudnn_alloc>CUDNN_STATUS_ALLOC_FAILED)"),
         _CUDNN_START,
+        _CUDNN_ENGINE,
+        _CUBLAS_START,
         R(r"Failed to CUDA malloc (?P<nccl_malloc>\d+) bytes"),
         R(r"(?P<runtime_oom>CUDA error: out of memory)"),
         R(r"Tried to allocate " + _size("request")),
@@ -363,6 +394,7 @@ CUDA_OOM = Recogniser(
         and not all("cudnn_alloc" in h.facts for h in hits)
         and not all("runtime_oom" in h.facts for h in hits)
         and not all("cudnn_start" in h.facts for h in hits)
+        and not all("cublas_start" in h.facts for h in hits)
         # NCCL's own line says an allocation failed, not why: out of memory beside it ("Cuda failure 'out of
         # memory'") is certain, alone it is likely (a sticky error from before fails every cudaMalloc too)
         and not all("nccl_malloc" in h.facts for h in hits)
@@ -387,6 +419,30 @@ CUDA_OOM = Recogniser(
             "is a plain list of indices (0,1 not [0,1]); torch.backends.cudnn.enabled = False for one run tells "
             "cuDNN's part from the rest.",
             when=("cudnn_start",),
+        ),
+        Alternative(
+            "bf16_unsupported",
+            "a convolution in a dtype this GPU's cuDNN has no engine for (bfloat16 on a GPU older than Ampere: "
+            "T4, V100, P100; torch.cuda.is_bf16_supported() can say True there)",
+            "Run the model in float16 or float32 on that GPU (autocast dtype=torch.float16, or no --bf16), or on "
+            "an Ampere or newer GPU; torch.backends.cudnn.enabled = False for one run tells cuDNN's part from the "
+            "rest.",
+            when=("cudnn_engine",),
+        ),
+        Alternative(
+            "device_assert",
+            "an earlier kernel's fault (an index or a label out of range) that left CUDA unusable before cuBLAS "
+            "started",
+            "Run once with CUDA_LAUNCH_BLOCKING=1 (or on the CPU) to see the first failing operation, and check the "
+            "labels and indices against the model's sizes.",
+            when=("cublas_start",),
+        ),
+        Alternative(
+            "broken_install",
+            "a torch build whose CUDA does not fit this GPU or driver",
+            "Compare python -c 'import torch; print(torch.__version__, torch.version.cuda, "
+            "torch.cuda.get_arch_list())' with nvidia-smi, and reinstall torch built for this machine's CUDA.",
+            when=("cublas_start",),
         ),
         Alternative(
             "gpu_selection",
@@ -812,6 +868,9 @@ CUDA_UNAVAILABLE = Recogniser(
     kind="cuda_unavailable",
     templates=(
         "torch:torch-not-compiled-with-cuda-enabled",
+        # c10/cuda/CUDAFunctions.cpp (libc10_cuda, not in the CPU wheel's strings)
+        "torch_cuda:found-no-nvidia-driver",
+        "torch_cuda:cuda-driver-initialization-failed",
         "system:ld-cannot-open-shared-object",
         "deepspeed:unable-to-proceed-no-gpu-resources",  # deepspeed/launcher/runner.py: no GPU on this host
         "torch:cuda-is-not-available",  # torch/distributed/run.py: --nproc_per_node=gpu without CUDA
@@ -864,6 +923,9 @@ CUDA_UNAVAILABLE = Recogniser(
         "can not run on your system since the accelerator is not available",
         "Found no NVIDIA driver on your system",
         "No CUDA GPUs are available",
+        # c10/cuda/CUDAFunctions.cpp: cudaGetDeviceCount's cudaErrorInitializationError (a warning from
+        # torch.cuda.is_available(), "CUDA initialization: ..."; raised by the first CUDA call)
+        "CUDA driver initialization failed, you might not have a CUDA gpu",
         "PyTorch was compiled without CUDA support",
         "There are currently no available devices found",
         "No CUDA runtime is found, using CUDA_HOME=",
@@ -894,6 +956,8 @@ CUDA_UNAVAILABLE = Recogniser(
         "`load_in_8bit=True` requires Accelerate: `pip install accelerate` and the latest version of bitsandbytes",
         "quantization requires Accelerate: `pip install accelerate` and the latest version of bitsandbytes",
         "quantization requires the latest version of bitsandbytes",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "No GPU or Intel XPU found",
     ),
     # the line itself, or is_available() answered False (the next line, or "returns False" on it): a
     # script's `if torch.cuda.is_available():` in a traceback is not a finding
@@ -945,6 +1009,9 @@ CUDA_UNAVAILABLE = Recogniser(
     # CUDA_VISIBLE_DEVICES naming GPUs this process does not have; so does is_available() being False
     generic=(
         "No CUDA GPUs are available",
+        # the driver failed to start, not why: no GPU in the container, a driver module not loaded, a device node
+        # the process may not open
+        "CUDA driver initialization failed, you might not have a CUDA gpu",
         "cuda.is_available()",
         "Unable to proceed, no GPU resources available",
         "Cuda is not available.",
@@ -959,6 +1026,8 @@ CUDA_UNAVAILABLE = Recogniser(
         "No supported gpu backend found",
         "A GPU is needed for quantization.",
         "A GPU or Intel XPU is needed for quantization.",
+        # its first sentence, the same check cut short
+        "No GPU or Intel XPU found",
         # the device is not CUDA: no GPU visible, a CPU-only torch, a Mac, or the CPU asked for (--no_cuda)
         "`--fp16`) can only be used on CUDA devices",
         "and FP16 evaluation can only be used on CUDA devices",
@@ -1000,7 +1069,7 @@ def _device_assert(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     assertion = first(hits, "assertion")
     summary = "a CUDA kernel's assertion failed" + (f": {assertion}" if assertion else "") + on_ranks(hits)
     if first(hits, "loss_kernel"):
-        # the NLL loss's kernels assert `t >= 0 && t < n_classes` on each target and nothing else
+        # the NLL loss's kernels assert `t >= 0 && t < n_classes` (or `cur_target ...`) on each target, nothing else
         summary += " in the NLL loss's kernel (cross-entropy): a target outside 0..C-1"
         return summary, (
             "A class label outside 0..C-1 reached nn.CrossEntropyLoss / NLLLoss: a label >= the model's number "
@@ -1071,6 +1140,13 @@ def _cudnn_failed(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+# The NLL loss's kernels (cross-entropy's on the GPU) assert one thing, that each target is in 0..C-1: `t >= 0 && t <
+# n_classes` in the reducing kernels, `cur_target >= 0 && cur_target < n_classes` in reduction='none''s. That assert
+# names its cause outright, unlike the kernel-agnostic "device-side assert triggered" or an indexing kernel's bounds
+# assert (an embedding id, a position past the table, an index of the script's own: one real log printed the
+# indexing assert for labels longer than Whisper's 448 positions), so it is an anchor of its own
+NLL_TARGET_ASSERT = "< n_classes` failed"
+
 DEVICE_ASSERT = Recogniser(
     # aten CUDA kernels' CUDA_KERNEL_ASSERT; cudaErrorAssert; cuBLAS's failed execution (CUBLAS_FAILED), likely;
     # cuDNN's (CUDNN_FAILED), likely
@@ -1078,12 +1154,14 @@ DEVICE_ASSERT = Recogniser(
     templates=(
         "cuda_runtime:device-side-assert",
         "aten:nll-loss-cuda-target-assert",
+        "aten:nll-loss-cuda-no-reduce-target-assert",
         "torch_native:thc-cublas-execution-failed",
         "torch_native:cublas-status-execution-failed",
         "torch_native:cudnn-status-execution-failed",
     ),
     title="device-side assertion",
-    anchors=("device-side assert triggered", "Assertion `", *CUBLAS_FAILED, *CUDNN_FAILED),
+    # the NLL target's assert first: a line holding it is read on it, not on the "Assertion `" every kernel prints
+    anchors=(NLL_TARGET_ASSERT, "device-side assert triggered", "Assertion `", *CUBLAS_FAILED, *CUDNN_FAILED),
     generic=CUBLAS_FAILED + CUDNN_FAILED,
     # a kernel's assert names its .cu file; glibc's and other C asserts look the same otherwise
     match=R(
@@ -1133,7 +1211,7 @@ DEVICE_ASSERT = Recogniser(
         # before 1.x moved the loss to ATen), ATen's Loss.cu / NLLLoss2d.cu kernels, and their target assertion
         R(
             r"(?P<loss_kernel>ClassNLLCriterion\.cu|NLLLoss2d\.cu:\d+|nll_loss2?d?_(?:forward|backward)\w*_kernel"
-            r"|Assertion `t >= 0 && t < n_classes` failed)"
+            r"|Assertion `(?:t >= 0 && t|cur_target >= 0 && cur_target) < n_classes` failed)"
         ),
     ),
     describe=_device_assert,

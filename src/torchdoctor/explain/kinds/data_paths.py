@@ -144,6 +144,7 @@ _OTHER_FILE = Alternative(
         "video_path",
         "empty_dataset",
         "hf_data_file",
+        "sample_file",
     ),
 )
 
@@ -399,6 +400,8 @@ def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "--cfg / --hyp / --weights theirs the same way.",
         )
     path = first(hits, "path") or first(hits, "win_path") or first(hits, "video_path", "?")
+    if first(hits, "sample_file"):
+        return _missing_sample(path, hits)
     info = _INFO_FILE.search(path)
     if info:
         _, fix = _missing_path(path, hits)
@@ -407,6 +410,20 @@ def _missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
         return summary + on_ranks(hits), _info_file(path, info["dataset"].lower()).lstrip() + " " + fix
     return _missing_path(path, hits)
+
+
+def _missing_sample(path: str, hits: list[Hit]) -> tuple[str, str]:
+    folder = path.replace("\\", "/").rpartition("/")[0] or "."
+    return (
+        f"a data file the dataset reads does not exist: '{path}' (an image, sound or video of one sample)"
+        + on_ranks(hits),
+        f"Check '{path}' on the machine that ran the job. If its folder ('{folder}') is not there either, the "
+        "data root is wrong: give the dataset option (--data_root, --data_dir, the config's data path) the folder "
+        "where the data actually is, absolute, not a placeholder from the README; a root that repeats the "
+        "dataset's own folder, or a list of paths relative to another folder, builds such paths too. If the folder "
+        "is there but not this file, the list or annotation file names samples that were never downloaded or "
+        "extracted (a partial copy, another split): complete the data, or drop the entries whose file is missing.",
+    )
 
 
 def _missing_path(path: str, hits: list[Hit]) -> tuple[str, str]:
@@ -480,6 +497,17 @@ DATA_PATH_MISSING = Recogniser(
     match=_MISSING,
     facts=(
         R(r"(?P<info_file>_(?:db)?infos_[\w.]{0,80}\.pkl)'"),
+        # the missing file is a sample's (an image, a sound, a video: what Image.open, cv2, soundfile or a video
+        # reader opens for a dataset's item), not a checkpoint, a config or a cache
+        R(
+            r"No such file or directory\s*[:：]\s*'(?P<sample_file>[^'\n]{0,300}\."
+            r"(?i:jpe?g|png|bmp|gif|tiff?|webp|ppm|pgm|wav|flac|mp3|ogg|m4a|mp4|avi|mkv|mov|webm))'"
+        ),
+        # ...or a folder's: a path with a separator whose last part has no extension (a data root, a split's
+        # folder), not a single file
+        R(
+            r"No such file or directory\s*[:：]\s*'(?P<folder_path>[^'\n]{0,300}[/\\][^'\n/\\.]{1,100}[/\\]?)'"
+        ),
         # datasets 1.18-3.x load.py: a name that could be the Hub's was looked up there too and not found there
         # either (a private or gated dataset without the token, a builder name datasets does not have, such as
         # 'tsv'), so the local path it names is not what the script meant
@@ -501,6 +529,42 @@ DATA_PATH_MISSING = Recogniser(
         any(k in h.facts for k in _DECISIVE) and "hf_either" not in h.facts for h in hits
     ),
     also=(_OTHER_FILE, _GATED_DATASET, _UNREADABLE_IMAGE, _EMPTY_CROP, _SAMPLER_OPTION),
+    # the same "No such file or directory" on train logs of other causes named other files: a checkpoint renamed
+    # under a concurrent save ('tmp.pth.tar' -> 'last.pth.tar'), a shared metrics cache (.arrow), a library's
+    # weights (.pth), mmcv's class name taken for a list file ('Insulator'); a sample's file is none of them
+    rules_out=(
+        (
+            "sample_file",
+            (
+                "checkpoint_path",
+                "concurrent_checkpoint_write",
+                "concurrent_file_write",
+                "library_version_bug",
+                "single_class_string",
+            ),
+        ),
+        # a folder may be a checkpoint's (the one other reading left): never a file torn or shared, a library's
+        # weights file or a bare class name
+        (
+            "folder_path",
+            (
+                "concurrent_checkpoint_write",
+                "concurrent_file_write",
+                "library_version_bug",
+                "single_class_string",
+            ),
+        ),
+        # a 3D toolbox's info file is its data preparation's output, named for the step that writes it
+        (
+            "info_file",
+            (
+                "concurrent_checkpoint_write",
+                "concurrent_file_write",
+                "library_version_bug",
+                "single_class_string",
+            ),
+        ),
+    ),
     describe=_missing,
 )
 

@@ -400,6 +400,13 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         # config.py _batch_assertion: a batch value that came out as 0 (only in the form below: see reject)
         "has to be greater than 0",
         *(anchor for anchor, _ in CONFIG_REFUSALS),
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "Check batch related parameters",
+        "has `None` as batch size",
+        "train_batch() requires gradients enabled",
+        "Invalid communication_data_type",
+        "custom_load_fn not supported",
+        "is not a valid attn_implementation",
     ),
     templates=(
         "transformers:please-correct-the-following-deepspeed-config",
@@ -767,6 +774,8 @@ DEEPSPEED_INIT_ORDER = Recogniser(
         "zero.Init resolved a process group of world_size=1",
         "Parameters cannot be scattered without initializing deepspeed.comm",
         "Please initialize the torch distributed backend",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "Distributed backend is not initialized",
     ),
     templates=(
         "deepspeed:deepspeed-backend-not-set-please-initialize",  # deepspeed/comm/comm.py

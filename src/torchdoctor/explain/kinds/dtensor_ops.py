@@ -17,6 +17,8 @@ an update or local tensors).
 
 from __future__ import annotations
 
+import re
+
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_REFUSAL
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
@@ -57,15 +59,50 @@ DTENSOR_INPLACE_PLACEMENT = Recogniser(
 )
 
 
+def _loaded_into_dtensors(hits: list[Hit]) -> tuple[str, str]:
+    """load_state_dict's copy of one checkpoint tensor into the parameter of the same name raised DTensor's
+    refusal (nn/modules/module.py _load_from_state_dict, "While copying the parameter named ..."): one of the two
+    is a DTensor, the other a plain tensor."""
+    return (
+        f"load_state_dict could not copy {first(hits, 'loading_param')}: one side is a DTensor (a parameter of a "
+        "model sharded with FSDP2's fully_shard or tensor parallelism, or a state dict such a model saved) and the "
+        "other a plain tensor, and DTensor copies only from a DTensor" + on_ranks(hits),
+        "A model sharded with fully_shard (FSDP2) or parallelize_module loads only a sharded state dict through "
+        "load_state_dict. A full state dict (plain tensors: torch.load of a consolidated file, from_pretrained's "
+        "weights, a LoRA snapshot) has to be sharded on the way in: set_model_state_dict(model, full_sd, "
+        "options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True)) (rank 0 holding the dict, a "
+        "meta-device model materialised with to_empty first), or per tensor distribute_tensor(t, "
+        "param.device_mesh, param.placements) then load_state_dict(sharded, assign=True); or load it before "
+        "fully_shard. The other way round (a sharded model's own state_dict() saved with torch.save and loaded into "
+        "an unsharded model), save a full one instead: get_model_state_dict(model, "
+        "options=StateDictOptions(full_state_dict=True, cpu_offload=True)), or {k: v.full_tensor() for k, v in "
+        "state.items()}; a sharded checkpoint written with dcp.save loads with dcp.load into model.state_dict().",
+    )
+
+
 def _mixed_operands(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "loading_param"):
+        return _loaded_into_dtensors(hits)
     op = first(hits, "mixed_op") or first(hits, "mesh_op") or "a DTensor op"
     if first(hits, "mesh_op") or first(hits, "cross_mesh"):
         what = f"{op} was given DTensors on different device meshes"
     else:
         what = f"{op} was given plain torch.Tensors beside DTensors"
+    # torch/nn/utils/clip_grad.py (the foreach norm of the gradients) and torch/optim's foreach steps (Adam, AdamW,
+    # SGD: _multi_tensor_* run _foreach_mul_ / _add_ / lerp_ / addcmul_ / addcdiv_ ... over params, grads, state)
+    if re.fullmatch(r"aten\._foreach_norm\.\w+|aten\.linalg_vector_norm\.\w+", op):
+        where = "; here gradient clipping (clip_grad_norm_) over gradients of which some are DTensors and some not"
+    elif re.fullmatch(r"aten\._foreach_(?:mul|add|sub|div|lerp|addcmul|addcdiv|sqrt|maximum)_?\.\w+", op):
+        where = (
+            "; here an optimizer's foreach step over DTensor parameters with plain-tensor state (restored with "
+            "optimizer.load_state_dict from a full optimizer state dict, or set by hand)"
+        )
+    else:
+        where = ""
     return (
         what
         + ": DTensor runs an op only when every tensor argument is a DTensor on the same mesh"
+        + where
         + on_ranks(hits),
         "Under FSDP2 (fully_shard) or tensor parallelism the parameters (and their gradients) are DTensors; a plain "
         "tensor reaches the same op when only part of the model was sharded (a module left out of fully_shard or of "
@@ -75,7 +112,10 @@ def _mixed_operands(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "that owns parameters (call fully_shard on the root too), make the plain tensor a DTensor on the same mesh "
         "(DTensor.from_local(t, mesh, [Replicate()]) or distribute_tensor), or compute on local tensors "
         "(x.to_local() / x.full_tensor()). For clipping, compute the norm per mesh and combine it, or update "
-        "torch (2.6+ clips DTensor gradients of one mesh) and the library that calls it.",
+        "torch (2.6+ clips DTensor gradients of one mesh) and the library that calls it. For an optimizer step, "
+        "restore its state with set_optimizer_state_dict(model, optimizer, state, "
+        "options=StateDictOptions(full_state_dict=True)), which shards a full state as the parameters are, rather "
+        "than optimizer.load_state_dict; build the optimizer after fully_shard.",
     )
 
 
@@ -101,6 +141,9 @@ DTENSOR_MIXED_OPERANDS = Recogniser(
         r"(?P<cross_mesh>DTensor does not support cross-mesh operation on (?P<mesh_op>[\w.]{1,60}))|"
         r"Cannot run [\w.]{1,60} on inputs with different meshes|All operands in [\w.]{1,60} must have the same mesh"
     ),
+    # nn/modules/module.py _load_from_state_dict quoting the exception of its copy (torch_native.tsv
+    # while-copying-the-parameter-named): the parameter it was copying
+    facts=(R(r"While (?:copying|swapping) the parameter named (?P<loading_param>\"[^\"\n]{1,200}\")"),),
     # the message names the op, not whose code mixed the tensors: the script's sharding, or a library's (a
     # Trainer's tensor parallelism clipping gradients before its release supported it)
     confirm=lambda hits, ctx: False,
@@ -112,6 +155,7 @@ DTENSOR_MIXED_OPERANDS = Recogniser(
             "When the traceback's frames are a library's (transformers' or accelerate's Trainer, a training "
             "framework), search its issues for the message and update it; meanwhile turn off what it does with "
             "the mixed tensors (max_grad_norm=-1 / 0 disables the Trainer's gradient clipping).",
+            unless=("loading_param",),
         ),
     ),
     describe=_mixed_operands,

@@ -141,6 +141,8 @@ WORKER_STUCK_IN_KERNEL = Recogniser(
     anchors=(
         "stuck in uninterruptible sleep (D-state)",
         "Worker may be in uninterruptible kernel sleep",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "abandoning and continuing teardown",
     ),
     facts=(
         R(r"Worker pid=(?P<pid>\d{1,10}) stuck in uninterruptible sleep"),

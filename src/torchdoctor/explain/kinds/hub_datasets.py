@@ -330,6 +330,8 @@ DATASET_SAVED_TO_DISK = Recogniser(
         "was saved using `save_to_disk`. Please use `load_from_disk` instead",
         "Expected to load a `Dataset` object, but got a `DatasetDict`",
         "Expected to load a Dataset object, but got a DatasetDict",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "You are trying to load a dataset that was saved using `save_to_disk`",
     ),
     match=R(
         r"was saved using `save_to_disk`|"

@@ -15,6 +15,7 @@ import re
 from torchdoctor.explain import printed_versions
 from torchdoctor.explain.kinds import (
     compiled_ops,
+    cublas_build,
     cuda_init,
     extension_packages,
     installers,
@@ -938,6 +939,8 @@ RANK_ENV_MISSING = Recogniser(
         # deepspeed/comm/comm.py mpi_discovery, reached only when a launcher's rank variables are not all set
         "does not match torch rank",
         "does not match torch world size",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "MPI environment variables are not set",
     ),
     templates=(
         "torch:environment-variable-expected-but-not-set",
@@ -1173,6 +1176,8 @@ def _missing_launcher(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("cuda_init_unknown"):
         return cuda_init.explain(hits)
+    if facts.get("cublas_unsupported") or facts.get("cublas_unsupported_thc"):
+        return cublas_build.explain(hits)
     if facts.get("backend"):
         summary, fix = missing_packages.explain_backend(facts)
         return summary + on_ranks(hits), fix
@@ -1335,6 +1340,9 @@ MISSING_LAUNCHER = Recogniser(
         *installers.SCM_ANCHORS,
         # CUDA's "unknown error" at torch's first call to the driver: the host's driver state (cuda_init.py)
         *cuda_init.ANCHORS,
+        # cuBLAS refusing a plain matrix multiply as not supported on this GPU: a torch build that does not fit it
+        # (cublas_build.py)
+        *cublas_build.ANCHORS,
     ),
     # a submodule of a library whose modules move between releases is a version, not a missing package
     # (kinds/versions.py reads it): "No module named 'torch._six'"
@@ -1350,6 +1358,8 @@ MISSING_LAUNCHER = Recogniser(
         + installers.SCM.pattern
         + "|"
         + cuda_init.FACT.pattern
+        + "|"
+        + cublas_build.FACT.pattern
     ),
     templates=(
         "system:slurm-execve-no-such-file",
@@ -1374,13 +1384,21 @@ MISSING_LAUNCHER = Recogniser(
         *simulators.MAP_TEMPLATES,
         *installers.SCM_TEMPLATES,
         *cuda_init.TEMPLATES,
+        *cublas_build.TEMPLATES,
     ),
     # a module the run cannot import is as often a package never installed as a launcher from another
     # environment (its workers run its own Python): only likely, and the fix says how to tell them apart
     # a map not found may also be an SC2PATH set to another installation or a map renamed between releases
     # setuptools-scm's line does not say whether the tree lacks .git or the machine lacks git
     # CUDA's unknown error names no cause of its own; the message itself guesses another (cuda_init.py)
-    generic=("No module named '", *simulators.MAP_ANCHORS, *installers.SCM_ANCHORS, *cuda_init.ANCHORS),
+    # cuBLAS's status names what the GPU lacks, not why (a build, a dtype, a cuBLAS bug: cublas_build.py)
+    generic=(
+        "No module named '",
+        *simulators.MAP_ANCHORS,
+        *installers.SCM_ANCHORS,
+        *cuda_init.ANCHORS,
+        *cublas_build.ANCHORS,
+    ),
     confirm=_not_an_old_torch,
     also=(
         Alternative(
@@ -1391,6 +1409,7 @@ MISSING_LAUNCHER = Recogniser(
             when=("torchrun_missing",),
         ),
         *cuda_init.ALSO,
+        *cublas_build.ALSO,
     ),
     facts=(
         R(
@@ -1411,6 +1430,7 @@ MISSING_LAUNCHER = Recogniser(
         simulators.MAP,
         installers.SCM,
         cuda_init.FACT,
+        *cublas_build.FACTS,
     ),
     describe=_missing_launcher,
 )

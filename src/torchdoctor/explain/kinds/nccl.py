@@ -822,6 +822,8 @@ NCCL_ENV_VALUE = Recogniser(
         # NCCL_NET names is not there (its devices, its library), or none at all initialised
         "Error: network ",
         "Failed to initialize any NET plugin",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "Could not force merge NICs",
     ),
     templates=(
         "nccl:nccl-graph-file-set-by-environment",

@@ -413,6 +413,8 @@ DEVICE_MISMATCH = Recogniser(
         " is not on the expected device ",
         # torchmetrics/metric.py re-raises the check above from a Metric's update() in its own words
         "Encountered different devices in metric calculation",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "input tensors must be on the same device",
     ),
     # a pair with the meta device in it is a weight never loaded (checkpoint.py's meta_weights_not_loaded reads it)
     reject=R(THNN_WRONG_TYPE.pattern + "|" + META_PAIR + "|" + SAME_SIDE_TYPES),

@@ -201,6 +201,10 @@ WATCHDOG_TIMEOUT = Recogniser(
         "torch_native:work-timed-out-in-blocking-wait",
         "torch_native:work-timed-out-in-blocking-wait-torch",
         "torch_native:work-timed-out-in-blocking-wait-plain",
+        # ProcessGroupNCCL.cpp's HeartbeatMonitor (libtorch_cuda): the watchdog thread itself stuck, and the
+        # dump signal's message with the last enqueued and completed work
+        "torch_cuda:pg-nccl-watchdog-got-stuck",
+        "torch_cuda:pg-nccl-dump-signal-collective-timeout",
     ),
     # "failed or timed out" is printed after an NCCL error too: the watchdog's timeout line makes it certain
     confirm=lambda hits, ctx: any(
@@ -1113,7 +1117,14 @@ CHILD_FAILED = Recogniser(
     title="a worker failed",
     role="consequence",
     # and every other launcher's summary of a worker that failed (kinds/exits.py)
-    anchors=("Root Cause (first observed failure)", "ChildFailedError", "failed (exitcode:", *exits.ANCHORS),
+    anchors=(
+        "Root Cause (first observed failure)",
+        "ChildFailedError",
+        "failed (exitcode:",
+        *exits.ANCHORS,
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "mpirun detected that one or more processes exited with non-zero status",
+    ),
     templates=(
         "torch:failed-exitcode-local-rank-pid-of",
         "torch:failed-exitcode-local-rank-pid-of-2",

@@ -371,7 +371,12 @@ CUDA_TENSOR_TO_NUMPY = Recogniser(
     kind="cuda_tensor_to_numpy",
     templates=("torch_native:cuda-tensor-to-numpy", "torch_native:cuda-tensor-to-numpy-before-1-6"),
     title="a CUDA tensor handed to NumPy",
-    anchors=("to numpy. Use Tensor.cpu() to copy the tensor to host memory first",),
+    anchors=(
+        "to numpy. Use Tensor.cpu() to copy the tensor to host memory first",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "device type tensor to numpy",
+        "can't convert CUDA tensor to numpy",
+    ),
     # tensor_numpy.cpp tensor_to_numpy, reached from Tensor.numpy() and from Tensor.__array__ (torch/_tensor.py),
     # which NumPy calls for whatever code converts the tensor: the script's own, or a library's
     confirm=called_from_own_code("torch", "numpy"),

@@ -349,6 +349,9 @@ NAN_OVERFLOW = Recogniser(
         "grad_norm: nan",
         # torch 1.9's clip_grad_norm_ before error_if_nonfinite became an error (nn/utils/clip_grad.py)
         "Non-finite norm encountered in torch.nn.utils.clip_grad_norm_",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "fp16 dynamic loss scale overflow!",
+        "[deepspeed] OVERFLOW!",
     ),
     # apex / DeepSpeed halving the loss scale is normal now and then; down to its minimum (DeepSpeed's default
     # min_loss_scale is 1) or a fraction it means every step overflows
@@ -586,6 +589,8 @@ DDP_UNUSED_PARAMETERS = Recogniser(
         "one parameter is unused in first iteration, but",
         "then got used in the second iteration. this is not",
         "compatible with static_graph set to True",
+        # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
+        "then got used in the second iteration",
     ),
     span=6,
     facts=(

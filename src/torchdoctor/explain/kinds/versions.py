@@ -26,6 +26,7 @@ from torchdoctor.explain.kinds import (
     cuda_errors,
     data_containers,
     data_loader_releases,
+    deepspeed_pydantic,
     fsdp_releases,
     image_files,
     installers,
@@ -311,6 +312,9 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if pairing is not None:
         return pairing
     facts = merged(hits)
+    said = deepspeed_pydantic.explain(facts, ctx.facts)  # before the import forms' general reading
+    if said:
+        return said[0] + on_ranks(hits), said[1]
     newer = _newer_torch_shown(facts, ctx)
     if newer:
         said = _another_environment(*newer)
@@ -637,6 +641,7 @@ def _decided(hits: list[Hit], ctx: Context) -> bool:
         installers.conflict_decided(hits, ctx)
         or any(api_history.decisive(h.facts) for h in hits)
         or any(module.decisive(h.facts, ctx.facts) for module in _CHANGES[1:] for h in hits)
+        or any(deepspeed_pydantic.decisive(h.facts) for h in hits)
     )
 
 
@@ -722,6 +727,7 @@ DEPENDENCY_VERSION = Recogniser(
         missing_packages.TORCH_TOO_OLD_TEMPLATE,
         missing_packages.BUILTIN_GENERIC_TEMPLATE,
         *torch_pinned_builds.TEMPLATES,  # torchao's refusal of its kernels under another torch
+        *deepspeed_pydantic.TEMPLATES,  # pydantic 2 refusing DeepSpeed's pydantic 1 models (deepspeed_pydantic.py)
     ),
     anchors=(
         "is required for a normal functioning of this module",
@@ -765,6 +771,7 @@ DEPENDENCY_VERSION = Recogniser(
         missing_packages.BUILTIN_GENERIC_ANCHOR,
         *simulators.ANCHORS,  # a MuJoCo struct field another release has (simulators.py)
         *torch_pinned_builds.ANCHORS,  # a build for one torch refused or aborting under another
+        *deepspeed_pydantic.ANCHORS,  # a pydantic major the code was not written for (DeepSpeed's config models)
     ),
     # a name that cannot be imported is also a circular import or a file shadowing the package, an attribute a
     # library's module or object lacks also a bug of that release: only likely
@@ -785,6 +792,7 @@ DEPENDENCY_VERSION = Recogniser(
         # a field of the caller's own misspelt prints the same words, and the log may not say which release moved
         *simulators.ANCHORS,
         *torch_pinned_builds.ANCHORS,
+        *deepspeed_pydantic.GENERIC,
         *(anchor for module in _CHANGES for anchor in module.GENERIC),
         *version_refusals.GENERIC,  # a refusal another source words the same way (version_refusals.py)
     ),
@@ -836,6 +844,8 @@ DEPENDENCY_VERSION = Recogniser(
         + simulators.FIELDS.pattern
         + "|"
         + torch_pinned_builds.MATCH.pattern
+        + "|"
+        + deepspeed_pydantic.CHANGE.pattern
     ),
     facts=(
         _REFUSED,
@@ -862,6 +872,7 @@ DEPENDENCY_VERSION = Recogniser(
         missing_packages.TORCH_TOO_OLD,
         simulators.FIELDS,
         *torch_pinned_builds.FACTS,
+        deepspeed_pydantic.CHANGE,
     ),
     also=(
         # pip_pins.py: a pin the index does not offer is also a release without a build for this Python
