@@ -322,8 +322,8 @@ def judge_stretch(
     `CLEAR_EXITS`, that test is waived: `_quiet`) and
     not shorter elsewhere by as much (its total
     excess within two standard errors of the part's, or `ELSEWHERE` of it; where the whole-step test is waived,
-    its own work without its peers' later exits may stand for it, `_unexited`). Lateness leaving the collectives counts only beyond
-    twice the rank's rise in waiting for a CPU since its usual (`_waiting_rise`, from ``usual_load``,
+    its own work without its peers' later exits may stand for it, `_unexited`). Lateness leaving the collectives
+    counts only beyond twice the rank's rise in waiting for a CPU since its usual (`_waiting_rise`, from ``usual_load``,
     `Usual.load`), and only where it is late on most steps and the rank's own waiting for a CPU did not rise with
     it (`_late_throughout`); for a rank that leaves them last by habit, beyond its usual lateness (`_leaver_slowed`).
     ``usual_threads`` (`Usual.threads_usual`): each rank's usual excess of its other threads' waiting for a
@@ -568,18 +568,19 @@ def _whole(
 
 
 def _unexited(rows: list[list[float]], habit: list[tuple[float, float, bool]]) -> tuple[float, float]:
-    """(median, standard error) of the rank's own work beyond usual per step, less its exits' lateness beyond
-    usual where that is below 0: a peer that left a collective later than usual (in the later mode of a loaded
-    VM, or leaving last as the one that arrived first) starts its next step later, its own work longer by that,
-    and the rank's looks shorter by as much. For a part in `UNEXITED` held only to the test of not shorter elsewhere
-    (`_quiet`), of a rank that does not leave last by habit (whose exits are out of its own work already, `_without_exits`),
-    this may stand for its own work in that test. The kept loaded recordings (2026-12-03, session 39, second
-    round): a 5% CPU slowdown's CPU time +0.6-1.0 ms at 8.9-16 standard errors on 90-100% of the steps, its own
-    work 1.7-3.8 ms shorter than usual with its peer leaving the all-reduces 2.8-3.5 ms later than it, this +0.0
-    to +1.4 ms: 3 more of the 16 5% CPU slowdowns named (5 -> 8; s37-2r 24 -> 25, s38-2r-b 26 -> 28 of 40), no
-    false alarm, victim or line on a rank not planted more (one fewer), s38-2r and s39-2r as they were. Given to the whole-step
-    test, it named a healthy rank `device` (s38-2r, session 39); given to the habitual leaver too, it adds back
-    its exits twice; given to the time asleep, it named the peer that waits asleep for a slow link."""
+    """(median, standard error) of the rank's own work beyond usual per step, less its exits' lateness beyond usual
+    where that is below 0: a peer that left a collective later than usual (in the later mode of a loaded VM, or
+    leaving last as the one that arrived first) starts its next step later, its own work longer by that, and the
+    rank's looks shorter by as much. For a part in `UNEXITED` held only to the test of not shorter elsewhere
+    (`_quiet`), of a rank that does not leave last by habit (whose exits are out of its own work already,
+    `_without_exits`), this may stand for its own work in that test. The kept loaded recordings (2026-12-03,
+    session 39, second round): a 5% CPU slowdown's CPU time +0.6-1.0 ms at 8.9-16 standard errors on 90-100% of
+    the steps, its own work 1.7-3.8 ms shorter than usual with its peer leaving the all-reduces 2.8-3.5 ms later
+    than it, this +0.0 to +1.4 ms: 3 more of the 16 5% CPU slowdowns named (5 -> 8; s37-2r 24 -> 25, s38-2r-b 26
+    -> 28 of 40), no false alarm, victim or line on a rank not planted more (one fewer), s38-2r and s39-2r as they
+    were. Given to the whole-step test, it named a healthy rank `device` (s38-2r, session 39); given to the
+    habitual leaver too, it adds back its exits twice; given to the time asleep, it named the peer that waits
+    asleep for a slow link."""
     own = _beyond_usual(rows, 0, habit)[0]
     late = _beyond_usual(rows, TRANSFER, habit)[0]
     middle, error = median_and_error([value - min(0.0, exit) for value, exit in zip(own, late, strict=True)])
