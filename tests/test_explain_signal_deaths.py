@@ -56,7 +56,9 @@ def test_a_real_faulthandler_stack_names_the_package_whose_code_crashed(tmp_path
     found = explained(said)
     assert found.id == "log.worker_crash", found.summary
     # the innermost frame is ctypes' (the standard library's): the package is the first one that is a package's
-    assert "it crashed in crashy's code" in found.summary and "Reinstall the library named (crashy)" in found.fix
+    assert (
+        "it crashed in crashy's code" in found.summary and "Reinstall the library named (crashy)" in found.fix
+    )
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler to build a real uncaught exception")
