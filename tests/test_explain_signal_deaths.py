@@ -121,3 +121,31 @@ def test_torchruns_exit_status_names_its_signal_and_guesses_no_cause():
     )
     assert found.id == "log.child_failed" and "exited with -8 (SIGFPE)" in found.summary, found.summary
     assert "integer division by zero" in found.fix and "the log does not say why" in found.fix
+
+
+def test_the_kernels_oom_killer_lines_name_the_killer_not_a_guess():
+    # mm/oom_kill.c as dmesg -T prints it: a cgroup's limit (a container's, a job's) ran out
+    found = explained(
+        "[Thu Dec  3 10:00:01 2026] python invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, "
+        "oom_score_adj=0\n"
+        "[Thu Dec  3 10:00:01 2026] Memory cgroup out of memory: Killed process 4242 (python) total-vm:81234567kB, "
+        "anon-rss:6543210kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:13000kB oom_score_adj:0\n"
+    )
+    assert found.id == "log.worker_killed", found.summary
+    assert "the out-of-memory killer ended it: host RAM (or the job's memory limit) ran out" in found.summary
+
+
+def test_a_bare_137_is_a_sigkill_without_naming_who_sent_it():
+    # CPython's CalledProcessError for a worker a launcher started, killed with SIGKILL (128 + 9)
+    found = explained(
+        "subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', '--local_rank=0']' "
+        "returned non-zero exit status 137.\n"
+    )
+    assert found.id == "log.worker_killed" and found.details["confidence"] == "likely", found.summary
+    assert "out-of-memory killer ended it" not in found.summary and "dmesg" in found.fix
+
+
+def test_a_line_that_only_mentions_a_signal_word_is_no_death():
+    # near misses: a Python error whose message holds the words, and a status that is not 128 + 9
+    assert explained("Epoch 3: exit code 1370 written to results.csv\n").id != "log.worker_killed"
+    assert explained("INFO: cache uses free(): invalidation is lazy\n").id != "log.worker_crash"

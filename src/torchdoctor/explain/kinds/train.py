@@ -886,6 +886,9 @@ def exit_told_twice(by_kind: dict[str, list[Hit]]) -> bool:
     return bool(_pids(exited)) and _pids(exited) <= _pids(killed)
 
 
+_OOM_SAID = re.compile(r"oom[-_]?kill|[Oo]ut of memory: Killed|Out Of Memory|memory limit \(", re.IGNORECASE)
+
+
 def _killed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if "TIME LIMIT" in facts.get("what", ""):
@@ -901,6 +904,10 @@ def _killed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = f"a {'DataLoader worker ' if loader else ''}process was killed (SIGKILL): {what}" + on_ranks(
         hits
     )
+    # the kernel's or the scheduler's own words that memory ran out: the killer is named, not guessed
+    said = " ".join(h.facts.get("what", "") for h in hits)
+    if _OOM_SAID.search(said):
+        summary += " — the out-of-memory killer ended it: host RAM (or the job's memory limit) ran out, not GPU memory"
     fix = (
         "A Python program does not stop itself with SIGKILL: the kernel's out-of-memory killer (host RAM, not GPU "
         "memory) or the scheduler (a memory or time limit) most often did, else something that sent it on purpose "
@@ -942,17 +949,33 @@ WORKER_KILLED = Recogniser(
         # slurmstepd's accounting (jobacct_gather: JobAcctGatherParams=OverMemoryKill) over the job's --mem
         "exceeded memory limit (",
         "exceeded virtual memory limit (",
+        "invoked oom-killer",
+        "status 137",
+        "code 137",
+        "OOMKilled",
     ),
     match=R(
         r"(?P<what>exitcode\s*:?\s*-9\b[^\n]{0,80}|Signal 9 \(SIGKILL\)[^\n]{0,80}|Signals\.SIGKILL|"
         r"exits with return code = -9\b|"
-        r"signal SIGKILL|(?:DataLoader worker \(pid\(?s?\)? [\d, ]{1,60}\) )?is killed by signal: Killed|Detected \d+ oom[-_]kill event|task [\d,\-]+: Out Of Memory|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$|"
+        r"signal SIGKILL|(?:DataLoader worker \(pid\(?s?\)? [\d, ]{1,60}\) )?is killed by signal: Killed|Detected \d+ oom[-_]kill event|task [\d,\-]+: Out Of Memory|"
+        # the kernel's OOM killer (mm/oom_kill.c): the machine's ("Out of memory") or a cgroup's limit ("Memory
+        # cgroup out of memory": a container's, a job's), and the line it starts with ("python invoked oom-killer")
+        r"(?:Memory cgroup out|Out) of memory: Killed process \d+[^\n]{0,60}|\S{1,40} invoked oom-killer|"
+        r"^\s*Killed\s*$|"
+        # a shell's 128+9 for a process killed with SIGKILL (CPython's CalledProcessError, docker's "exited with
+        # code 137"), and Kubernetes' reason for a container over its memory limit
+        r"(?:exit status|exit code|exited with code) 137\b[^\n]{0,40}|\bOOMKilled\b|"
         r"line \d+: +\d+ Killed\b[^\n]{0,80}|exited on signal 9 \(Killed\)|task [\d,\-]+: Killed|"
         r"CANCELLED AT [^\n]{0,40} DUE TO TIME LIMIT|exceeded (?:virtual )?memory limit \(\w{1,30} > \w{1,30}\), being killed)"
     ),
     templates=(
         "system:shell-killed",
         "system:oom-killer",
+        "system:oom-killer-invoked",
+        "system:oom-killer-memory-cgroup",
+        "system:kubernetes-oomkilled",
+        "system:docker-exited-with-code",
+        "system:subprocess-non-zero-exit",
         "deepspeed:exits-with-return-code",
         "system:slurm-oom-kill-events",
         "system:slurm-oom-kill-event",
