@@ -1013,13 +1013,17 @@ _HEAP = (
     r"corruption|unaligned tcache chunk detected)|munmap_chunk\(\): invalid pointer"
 )
 _HEAP_FRAMES = r"__libc_malloc|_int_malloc|_int_free|malloc_consolidate|__libc_free|__libc_realloc|cfree"
-# the innermost frame of faulthandler's "Current thread 0x... (most recent call first):" that is a package's,
+# the innermost frame of faulthandler's "Current thread 0x... (most recent call first):" that is a package's
+# (its frames read 'line 12 in f', a traceback's 'line 12, in f': a main process's traceback below a worker's
+# crash is not the crash's stack),
 # and the library of a backtrace frame (Open MPI's "[ 2] /usr/lib/libfoo.so(sym+0x1)[0x...]", gdb's "#0 ... from
 # /usr/lib/libfoo.so") other than the C library's and the dynamic loader's own
 _CRASH_FACTS = (
     R(rf"(?P<heap>{_HEAP})"),
     R(rf"\((?P<heap_frame>{_HEAP_FRAMES})\+0x"),
-    R(r'File "[^"\n]{0,300}?[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_]\w{0,60})[/\\."]'),
+    R(
+        r'File "[^"\n]{0,300}?[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_]\w{0,60})[/\\."][^"\n]{0,200}", line \d+ in '
+    ),
     R(
         r"(?:\]|\bfrom) +(?:/[^\s(/]{1,80})*/(?P<library>lib(?!c\.so|pthread\.so|c-|gcc_s|dl\.so)[\w+.-]{1,60}?\.so)"
     ),
