@@ -149,3 +149,18 @@ def test_a_line_that_only_mentions_a_signal_word_is_no_death():
     # near misses: a Python error whose message holds the words, and a status that is not 128 + 9
     assert explained("Epoch 3: exit code 1370 written to results.csv\n").id != "log.worker_killed"
     assert explained("INFO: cache uses free(): invalidation is lazy\n").id != "log.worker_crash"
+
+
+def test_faulthandlers_dump_of_an_abort_leaves_the_lead_to_what_aborted():
+    # a CUDA error thrown from torch's C++ and not caught, then faulthandler's "Aborted" stack (Modules/faulthandler.c)
+    found = explained(
+        "terminate called after throwing an instance of 'c10::Error'\n"
+        "  what():  CUDA error: an illegal memory access was encountered\n"
+        "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call "
+        "first):\n"
+        "Fatal Python error: Aborted\n"
+        "\n"
+        "Current thread 0x00007f1f2dfff700 (most recent call first):\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/autograd/graph.py", line 744 in _engine_run_backward\n'
+    )
+    assert found.id != "log.worker_crash" and "illegal memory access" in found.summary, found.summary

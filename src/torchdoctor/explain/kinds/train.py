@@ -1140,8 +1140,8 @@ _CRASH_LINES = (
     "munmap_chunk(): invalid pointer",
     "terminate called after throwing an instance of",
     "File size limit exceeded",
-    # faulthandler (Modules/faulthandler.c) on the other fatal signals: its stack below names the code
-    "Fatal Python error: Aborted",
+    # faulthandler (Modules/faulthandler.c) on the other fatal signals: its stack below names the code. Not its
+    # "Aborted": what aborted (a C++ exception's what(), glibc's words) is above it, and that leads
     "Fatal Python error: Floating point exception",
     "Fatal Python error: Illegal instruction",
 )
@@ -1175,7 +1175,7 @@ WORKER_CRASH = Recogniser(
     anchors=_CRASH_LINES,
     match=R(
         r"(?P<what>exitcode\s*:?\s*-(?:11|7)\b[^\n]{0,80}|exits with return code = -(?:11|7)\b|Signal (?:11|7) \((?:SIGSEGV|SIGBUS)\)[^\n]{0,60}|"
-        r"Fatal Python error: (?:Segmentation fault|Bus error|Aborted|Floating point exception|Illegal instruction)|"
+        r"Fatal Python error: (?:Segmentation fault|Bus error|Floating point exception|Illegal instruction)|"
         r"Segmentation fault \(core dumped\)|^\s*Segmentation fault\s*$|"
         r"Bus error \(core dumped\)|signal SIGSEGV|signal SIGBUS|"
         r"DataLoader worker \(pid \d+\) is killed by signal: (?:Segmentation fault|Aborted|Floating point exception)|"
