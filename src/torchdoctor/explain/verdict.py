@@ -344,7 +344,7 @@ def _only_warnings(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: li
     say is a `warn` (the run worked, something in it will bite), not a `fail`. Found with a clean run's log that
     ended in torch's exit warning, and T56's runs that were slow or logged nothing. A warning that is a failure
     of its own (no kernel image for this GPU, a driver too old) is not one of those kinds and stays a `fail`."""
-    if not raised and all(BY_KIND[k].only_warned(hits) for k, hits in o.by_kind.items()):
+    if not raised and all(BY_KIND[k].only_warnings(hits) for k, hits in o.by_kind.items()):
         draft.status = "warn"
 
 
