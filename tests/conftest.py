@@ -239,6 +239,13 @@ PROCESS_MODULES = {
     "test_watchdog_multinode",
 }
 PROCESS_TESTS = {
+    # real deaths by a signal: glibc's double free, faulthandler's dump, g++'s uncaught exception, bash's SIGXFSZ
+    "test_explain_signal_deaths": {
+        "test_a_real_double_free_is_read_as_a_corrupted_heap_not_a_bare_crash",
+        "test_a_real_faulthandler_stack_names_the_package_whose_code_crashed",
+        "test_a_real_uncaught_cpp_exception_names_its_type_and_what",
+        "test_a_real_shell_line_of_a_write_past_the_file_size_limit",
+    },
     # catalog_coverage.from_libtorch reads the library through binutils' `strings`
     "test_catalog_extraction": {
         "test_a_string_after_another_source_file_is_that_files_not_the_distributed_ones",

@@ -980,7 +980,6 @@ WORKER_KILLED = Recogniser(
         "system:oom-killer-memory-cgroup",
         "system:kubernetes-oomkilled",
         "system:docker-exited-with-code",
-        "system:subprocess-non-zero-exit",
         "deepspeed:exits-with-return-code",
         "system:slurm-oom-kill-events",
         "system:slurm-oom-kill-event",
