@@ -180,3 +180,18 @@ def test_the_same_warning_without_the_trainer_does_not_name_it_as_the_cause():
         "Trainer sets it" not in found.summary
         and "DistributedDataParallel(model, find_unused_parameters=False)" in found.fix
     ), found.fix
+
+
+def test_a_checkpoints_no_grad_warning_names_the_healthy_runs_that_print_it_too():
+    # pytorch/pytorch#85066: printed in the validation loop of a run that trains fine (reentrant checkpoint wrapper)
+    warning = (
+        "/home/ubuntu/anaconda3/envs/pytorch_p39/lib/python3.9/site-packages/torch/utils/checkpoint.py:31: "
+        "UserWarning: None of the inputs have requires_grad=True. Gradients will be None\n"
+        '  warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")\n'
+    )
+    found = explained(warning)
+    assert (found.id, found.details["confidence"]) == ("log.checkpoint_inputs_no_grad", "likely"), (
+        found.summary
+    )
+    assert "printed while training" in found.summary and "validation loop" in found.summary, found.summary
+    assert "harmless" in found.summary and "enable_input_require_grads" in found.fix, found.fix
