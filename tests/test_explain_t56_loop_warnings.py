@@ -195,3 +195,12 @@ def test_a_checkpoints_no_grad_warning_names_the_healthy_runs_that_print_it_too(
     )
     assert "printed while training" in found.summary and "validation loop" in found.summary, found.summary
     assert "harmless" in found.summary and "enable_input_require_grads" in found.fix, found.fix
+
+
+def test_a_skipped_val_loop_is_advice_for_a_run_meant_to_validate_not_an_order():
+    # Lightning prints it for every run that defines validation_step and passes no val data, on purpose or not
+    found = explained(filled("lightning:you-defined-validation-step-but-have") + "\n")
+    assert (found.id, found.details["confidence"]) == ("log.validation_loop_skipped", "likely"), found.summary
+    assert found.fix.startswith("Where the run was meant to validate") and "can ignore it" in found.fix, (
+        found.fix
+    )

@@ -179,12 +179,12 @@ def _no_validation(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
     return (
         f"Lightning skipped the validation loop: {what} (a warning, the run went on without validating)",
-        "Give the Trainer both halves: a validation_step(self, batch, batch_idx) method on the LightningModule, "
+        "Where the run was meant to validate, give the Trainer both halves: a validation_step(self, batch, batch_idx) method on the LightningModule, "
         "and a val_dataloader (trainer.fit(model, train_dataloaders=..., val_dataloaders=...), a "
         "val_dataloader() method, or a LightningDataModule that defines one). A method misnamed (validation_steps, "
         "val_step) or defined outside the class counts as missing. Without the loop no val metric is logged, and a "
         "ModelCheckpoint(monitor='val_loss') or EarlyStopping on it never acts on one; limit_val_batches=0 or "
-        "num_sanity_val_steps do not cause this warning.",
+        "num_sanity_val_steps do not cause this warning. A run meant to train without validation can ignore it.",
     )
 
 
