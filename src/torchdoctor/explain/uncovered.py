@@ -6,7 +6,7 @@ user's line, and no fix guessed.
 
 from __future__ import annotations
 
-from torchdoctor.explain import first_failure
+from torchdoctor.explain import first_failure, fixed_upstream
 from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds import (
     api_history,
@@ -92,6 +92,9 @@ def reading(raised: Raised, ctx: Context) -> Finding:
     dropped = _dropped_message(raised, ctx)
     if dropped is not None:
         return dropped
+    fixed = fixed_upstream.lead(raised, ctx.facts, likely_from(raised, "library_version_bug"))
+    if fixed is not None:
+        return fixed
     loop = grad_loops.grad_none(raised)
     if loop is not None:
         summary, fix = loop
@@ -140,7 +143,8 @@ def reading(raised: Raised, ctx: Context) -> Finding:
     )
     clear = raised.traceback or bool(ctx.facts.get("failure_summary_in_input"))
     status = "fail" if clear else "skip"
-    return Finding("log.unrecognised", status, summary, details, "\n".join(lines))
+    summary, fix = fixed_upstream.beside_unrecognised(raised, ctx.facts, summary, details, "\n".join(lines))
+    return Finding("log.unrecognised", status, summary, details, fix)
 
 
 def quoted_in_prose(ctx: Context) -> Finding | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from torchdoctor.explain import collective_peer, first_failure, interrupted, uncovered
+from torchdoctor.explain import collective_peer, first_failure, fixed_upstream, interrupted, uncovered
 from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds import BY_KIND, train, waiting_calls, watchdog_report
 from torchdoctor.explain.kinds import ranks as ranks_kind
@@ -441,6 +441,7 @@ _EXTRAS = (
     _state_dict_gather,
     _where_each_rank_was,
     _where_it_waited,
+    fixed_upstream.second_reading,
 )
 
 

@@ -31,7 +31,8 @@ BY_HAND = "by hand"
 # compilers and GPUs each CUDA release takes (kinds/wheel_tags.py, kinds/toolkits.py, benchmarks/wheel_tags.py)
 # and torch_archs.tsv, the capabilities each torch release's extension builder accepts; message_history.tsv, the
 # messages a library's older releases raise and its newest does not (kinds/message_history.py,
-# benchmarks/message_history.py); seen_on.tsv, the anchors seen on a real log labelled with their kind (the
+# benchmarks/message_history.py); fixed_bugs.tsv, the messages a library's own fix commits quote and the release
+# that fixed them (kinds/fixed_bugs.py, benchmarks/fixed_bugs.py); seen_on.tsv, the anchors seen on a real log labelled with their kind (the
 # evidence a certain finding needs: recognisers.py; benchmarks/explain_seen_on.py)
 NOT_TEMPLATES = frozenset(
     {
@@ -44,6 +45,7 @@ NOT_TEMPLATES = frozenset(
         "cuda_toolkits",
         "torch_archs",
         "message_history",
+        "fixed_bugs",
     }
 )
 

@@ -15,6 +15,7 @@ from torchdoctor.explain.kinds import (
     activation_checkpointing,
     amp_scaler,
     api_members,
+    arch_wheels,
     arrow_tables,
     attention_implementation,
     attribute_names,
@@ -460,6 +461,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *tensor_handoff.CONTEXT,
     *task_gpus.CONTEXT,
     *gpus.CONTEXT,  # NCCL_HOSTID named: duplicate_gpu's other reading
+    *arch_wheels.CONTEXT,  # a build's kernels as torch.cuda.get_arch_list() prints them: no_kernel_image's wheels
     *ranks.CONTEXT,
     *tensor_misuse.CONTEXT,
     *image_channels.CONTEXT,

@@ -23,6 +23,7 @@ from torchdoctor.explain.kinds import (
     missing_packages,
     prebuilt,
     toolkits,
+    torch_cmake,
     wheel_tags,
 )
 from torchdoctor.explain.kinds import compiler as diagnostics
@@ -96,6 +97,9 @@ def _build(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if any("missing_lib" in h.facts for h in hits):
         return _missing_lib(next(h.facts["missing_lib"] for h in hits if "missing_lib" in h.facts))
     facts = merged(hits)
+    cmake = torch_cmake.explain(facts)
+    if cmake:
+        return cmake[0] + on_ranks(hits), cmake[1]
     deepspeed = "saw_deepspeed" in ctx.facts or "ds_builder" in facts
     if facts.get("compiler_version") and facts.get("min_version"):
         compiler = facts["compiler"]
@@ -501,6 +505,8 @@ CUDA_BUILD = Recogniser(
         *diagnostics.TEMPLATES,
         # nvcc, host_config.h, gcc's driver, ninja/CMake, setuptools, pip, apex's and flash-attn's setup.py
         *build_tools.TEMPLATES,
+        # torch's own CMake files: a source build of torch, or an extension configured against it
+        *torch_cmake.TEMPLATES,
     ),
     title="CUDA extension build failed",
     # lines that say only that a build failed (any compile or link error prints them): likely alone; the
@@ -534,6 +540,7 @@ CUDA_BUILD = Recogniser(
         *diagnostics.HEADER_ANCHORS,
         *diagnostics.SOURCE_ANCHORS,
         *build_tools.GENERIC,
+        *torch_cmake.GENERIC,
     ),
     anchors=(
         "is greater than the maximum required version by CUDA",
@@ -606,6 +613,7 @@ CUDA_BUILD = Recogniser(
         *diagnostics.HEADER_ANCHORS,
         *diagnostics.SOURCE_ANCHORS,
         *build_tools.ANCHORS,
+        *torch_cmake.ANCHORS,
         # first sentences, read where a message is cut after them (benchmarks/first_sentence_anchors.py)
         "DeepSpeed JIT builder for",
         "Unknown compute capability",
@@ -763,6 +771,7 @@ CUDA_BUILD = Recogniser(
         diagnostics.TORCH_SYMBOL,
         diagnostics.LIBRARY_SYMBOL,
         *build_tools.FACTS,
+        *torch_cmake.FACTS,
         *cccl.FACTS,
     ),
     describe=_build,

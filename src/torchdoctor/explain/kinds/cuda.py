@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain import printed_versions
-from torchdoctor.explain.kinds import task_gpus
+from torchdoctor.explain.kinds import arch_wheels, task_gpus
 from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
@@ -486,6 +486,30 @@ def _wheel_for(cuda: str) -> str:
     return "cu128" if (major, minor) > (11, 8) else "cu118"
 
 
+def _newest_wheels(printed: str) -> str:
+    """Which wheels the newest GPUs need: where the log printed the build's kernels (``printed``: its arch list or
+    torch's "supports CUDA capabilities" line), those of them this build has none for; else each of them."""
+    kernels = arch_wheels.kernels_in(printed)
+    if kernels:
+        lacking = arch_wheels.lacking(kernels)
+        if not lacking:
+            return f"This build has kernels for sm_{', sm_'.join(kernels)}, which the newest GPUs run."
+        return (
+            f"This build has kernels for sm_{', sm_'.join(kernels)}; of the newest GPUs it has none for\n"
+            + ("\n".join(arch_wheels.wheel_line(part) for part in lacking))
+        )
+    by_wheel: dict[tuple[str, str], list[str]] = {}
+    for part in arch_wheels.NEWEST:
+        by_wheel.setdefault((part.index, part.torch), []).append(f"{part.names} sm_{part.sm}")
+    return (
+        "The newest GPUs' first wheels: "
+        + "; ".join(
+            f"{', '.join(names)}: PyTorch {torch}+ {index}" for (index, torch), names in by_wheel.items()
+        )
+        + " (pip install torch --index-url https://download.pytorch.org/whl/<that index>)."
+    )
+
+
 def _no_kernel(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     sm, name = facts.get("sm"), (facts.get("gpu_name") or "").strip()
@@ -502,7 +526,15 @@ def _no_kernel(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if facts.get("supported"):
         summary += f" (it has {facts['supported'].strip()})"
     summary += on_ranks(hits)
-    if sm:
+    newest = arch_wheels.first_wheel(sm) if sm else None
+    if newest:
+        fix = (
+            f"This torch was not compiled for sm_{sm}. The first wheels that run it, for "
+            f"{arch_wheels.wheel_line(newest)}\n"
+            "Check with:\npython -c 'import torch; print(torch.version.cuda, torch.cuda.get_arch_list())'\n"
+            f"A CUDA extension you build yourself needs TORCH_CUDA_ARCH_LIST to include {int(sm) // 10}.{int(sm) % 10}."
+        )
+    elif sm:
         cuda = _MIN_CUDA.get(sm)
         # the wheel's local version names the CUDA it was built with: torch 1.8.0+cu111
         need = (
@@ -526,6 +558,7 @@ def _no_kernel(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "Reinstall PyTorch with a build that lists your sm_XY (a newer PyTorch for a newer GPU); rebuild an extension (apex, flash-attn, a custom op) "
             "with TORCH_CUDA_ARCH_LIST set to your GPU's capability (`torchdoctor env` shows both)."
         )
+        fix += "\n" + _newest_wheels(facts.get("supported") or ctx.facts.get("arch_list") or "")
     return summary, fix
 
 
