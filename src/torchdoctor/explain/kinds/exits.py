@@ -123,11 +123,25 @@ _OPEN_MPI_ERRMGR = re.compile(r"job {1,2}(?:\d+ )?terminated normally, but \d+ p
 _SIGNALS = {
     "-6": "SIGABRT",
     "134": "SIGABRT",
+    "-8": "SIGFPE",
+    "136": "SIGFPE",
+    "-4": "SIGILL",
+    "132": "SIGILL",
+    "-25": "SIGXFSZ",
+    "153": "SIGXFSZ",
     "-15": "SIGTERM",
     "143": "SIGTERM",
     "-2": "SIGINT",
     "-1": "SIGHUP",
 }
+
+
+# where nothing but the signal is in the log: no cause is guessed, and these show one
+UNSAID = (
+    "Where the worker's own output is not in the log, the log does not say why: get it with "
+    "PYTHONFAULTHANDLER=1 (the Python stack at the crash), `ulimit -c unlimited` before the run (a core to read "
+    "with gdb: gdb python core, then bt), and `dmesg -T | tail` on that host (the kernel's view of the death)"
+)
 
 
 def launcher(facts: dict) -> str:
@@ -136,6 +150,11 @@ def launcher(facts: dict) -> str:
     if _OPEN_MPI_ERRMGR.fullmatch(said):
         return "mpirun"
     return _LAUNCHERS.get(said, "torchrun")
+
+
+def signal_of(code: str | None) -> str:
+    """The signal an exit status names (-6 and 134 alike: SIGABRT), or "" where it names none we know."""
+    return _SIGNALS.get(code or "", "")
 
 
 def how_it_ended(code: str | None, signal: str | None) -> str:
@@ -149,7 +168,19 @@ def how_it_ended(code: str | None, signal: str | None) -> str:
         return (
             "it aborted in native code (SIGABRT): a C++ exception or check in torch, NCCL or an extension — the "
             "NCCL watchdog ends its process this way after a collective timed out; that worker's last lines "
-            "(terminate called after ..., a watchdog timeout, an NCCL WARN) say which"
+            "(terminate called after ..., a watchdog timeout, an NCCL WARN, glibc's double free or corruption) "
+            "say which. " + UNSAID
+        )
+    if signal == "SIGFPE":
+        return f"it died in native code (SIGFPE: an integer division by zero in torch, an extension or a library). {UNSAID}"
+    if signal == "SIGILL":
+        return (
+            "it died in native code (SIGILL: an instruction this CPU does not have, from a wheel or extension "
+            f"built for a newer CPU, AVX2 or AVX-512). {UNSAID}"
+        )
+    if signal == "SIGXFSZ":
+        return (
+            "it wrote past the file-size limit (SIGXFSZ): check `ulimit -f` in the job's shell and raise it"
         )
     if signal in ("SIGTERM", "SIGINT", "SIGHUP"):
         return (

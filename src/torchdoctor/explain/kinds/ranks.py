@@ -1083,6 +1083,8 @@ def _child_failed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if code is not None:
         named = rank is not None or facts.get("local_rank") is not None
         summary += f" exited with {code}" if named else f", exit code {code}"
+        if exits.signal_of(code):
+            summary += f" ({exits.signal_of(code)})"
     elif facts.get("signal"):
         summary += f", ended by {facts['signal']}"
     elif any("forced_signal" in h.facts for h in hits):

@@ -891,6 +891,9 @@ def exit_told_twice(by_kind: dict[str, list[Hit]]) -> bool:
     return bool(_pids(exited)) and _pids(exited) <= _pids(killed)
 
 
+_OOM_SAID = re.compile(r"oom[-_]?kill|[Oo]ut of memory: Killed|Out Of Memory|memory limit \(", re.IGNORECASE)
+
+
 def _killed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if "TIME LIMIT" in facts.get("what", ""):
@@ -906,6 +909,10 @@ def _killed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = f"a {'DataLoader worker ' if loader else ''}process was killed (SIGKILL): {what}" + on_ranks(
         hits
     )
+    # the kernel's or the scheduler's own words that memory ran out: the killer is named, not guessed
+    said = " ".join(h.facts.get("what", "") for h in hits)
+    if _OOM_SAID.search(said):
+        summary += " — the out-of-memory killer ended it: host RAM (or the job's memory limit) ran out, not GPU memory"
     fix = (
         "A Python program does not stop itself with SIGKILL: the kernel's out-of-memory killer (host RAM, not GPU "
         "memory) or the scheduler (a memory or time limit) most often did, else something that sent it on purpose "
@@ -947,17 +954,33 @@ WORKER_KILLED = Recogniser(
         # slurmstepd's accounting (jobacct_gather: JobAcctGatherParams=OverMemoryKill) over the job's --mem
         "exceeded memory limit (",
         "exceeded virtual memory limit (",
+        "invoked oom-killer",
+        "status 137",
+        "code 137",
+        "OOMKilled",
     ),
     match=R(
         r"(?P<what>exitcode\s*:?\s*-9\b[^\n]{0,80}|Signal 9 \(SIGKILL\)[^\n]{0,80}|Signals\.SIGKILL|"
         r"exits with return code = -9\b|"
-        r"signal SIGKILL|(?:DataLoader worker \(pid\(?s?\)? [\d, ]{1,60}\) )?is killed by signal: Killed|Detected \d+ oom[-_]kill event|task [\d,\-]+: Out Of Memory|Out of memory: Killed process \d+[^\n]{0,60}|^\s*Killed\s*$|"
+        r"signal SIGKILL|(?:DataLoader worker \(pid\(?s?\)? [\d, ]{1,60}\) )?is killed by signal: Killed|Detected \d+ oom[-_]kill event|task [\d,\-]+: Out Of Memory|"
+        # the kernel's OOM killer (mm/oom_kill.c): the machine's ("Out of memory") or a cgroup's limit ("Memory
+        # cgroup out of memory": a container's, a job's), and the line it starts with ("python invoked oom-killer")
+        r"(?:Memory cgroup out|Out) of memory: Killed process \d+[^\n]{0,60}|\S{1,40} invoked oom-killer|"
+        r"^\s*Killed\s*$|"
+        # a shell's 128+9 for a process killed with SIGKILL (CPython's CalledProcessError, docker's "exited with
+        # code 137"), and Kubernetes' reason for a container over its memory limit
+        r"(?:exit status|exit code|exited with code) 137\b[^\n]{0,40}|\bOOMKilled\b|"
         r"line \d+: +\d+ Killed\b[^\n]{0,80}|exited on signal 9 \(Killed\)|task [\d,\-]+: Killed|"
         r"CANCELLED AT [^\n]{0,40} DUE TO TIME LIMIT|exceeded (?:virtual )?memory limit \(\w{1,30} > \w{1,30}\), being killed)"
     ),
     templates=(
         "system:shell-killed",
         "system:oom-killer",
+        "system:oom-killer-invoked",
+        "system:oom-killer-memory-cgroup",
+        "system:kubernetes-oomkilled",
+        "system:docker-exited-with-code",
+        "system:subprocess-non-zero-exit",
         "deepspeed:exits-with-return-code",
         "system:slurm-oom-kill-events",
         "system:slurm-oom-kill-event",
@@ -984,16 +1007,105 @@ WORKER_KILLED = Recogniser(
 )
 
 
+# what the lines around a native death say its cause was: the evidence names the kind of crash, the signal only
+# that the process died. glibc's malloc_printerr (malloc/malloc.c) aborts on a heap it finds corrupted, and a
+# SIGSEGV inside malloc or free is the same corruption found later; libstdc++'s verbose terminate handler
+# (libsupc++/vterminate.cc) names the C++ exception nobody caught; the shell reports SIGXFSZ (a write past
+# `ulimit -f`) as "File size limit exceeded"
+_HEAP = (
+    r"double free or corruption[^\n]{0,12}|free\(\): (?:invalid [\w ]{1,20}|double free detected in tcache 2)|"
+    r"corrupted size vs\. prev_size|corrupted double-linked list|malloc\(\): (?:corrupted top size|memory "
+    r"corruption|unaligned tcache chunk detected)|munmap_chunk\(\): invalid pointer"
+)
+_HEAP_FRAMES = r"__libc_malloc|_int_malloc|_int_free|malloc_consolidate|__libc_free|__libc_realloc|cfree"
+# the innermost frame of faulthandler's "Current thread 0x... (most recent call first):" that is a package's
+# (its frames read 'line 12 in f', a traceback's 'line 12, in f': a main process's traceback below a worker's
+# crash is not the crash's stack),
+# and the library of a backtrace frame (Open MPI's "[ 2] /usr/lib/libfoo.so(sym+0x1)[0x...]", gdb's "#0 ... from
+# /usr/lib/libfoo.so") other than the C library's and the dynamic loader's own
+_CRASH_FACTS = (
+    R(rf"(?P<heap>{_HEAP})"),
+    R(rf"\((?P<heap_frame>{_HEAP_FRAMES})\+0x"),
+    R(
+        r'File "[^"\n]{0,300}?[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_]\w{0,60})[/\\."][^"\n]{0,200}", line \d+ in '
+    ),
+    R(
+        r"(?:\]|\bfrom) +(?:/[^\s(/]{1,80})*/(?P<library>lib(?!c\.so|pthread\.so|c-|gcc_s|dl\.so)[\w+.-]{1,60}?\.so)"
+    ),
+    R(r"(?P<file_size_limit>File size limit exceeded)"),
+    R(r"terminate called after throwing an instance of '(?P<cpp_exception>[^'\n]{1,120})'"),
+    R(r"what\(\): +(?P<cpp_what>[^\n]{1,200})"),
+)
+
+
+def _crash_evidence(facts: dict) -> tuple[str, str]:
+    """What the lines beside a crash name: (the cause in a few words, the fix's line), or ("", "")."""
+    if facts.get("heap") or facts.get("heap_frame"):
+        # glibc's own words are the crash's line already; a crash inside malloc is named
+        said = "" if facts.get("heap") else f" (it crashed inside {facts['heap_frame']})"
+        return (
+            f"the process's heap was corrupted{said}",
+            "glibc aborts (SIGABRT) when malloc or free finds the heap corrupted, and a crash inside malloc or "
+            "free is the same corruption found later: a native bug that wrote past its memory or freed it "
+            "twice (in torch, an extension, a library), or two builds of one library (two libstdc++ or OpenMP "
+            "runtimes, an extension built against another torch) loaded into one process. The frame that "
+            "corrupted it is not the one that crashed: run it under gdb (gdb --args python train.py, then bt) or "
+            "with `ulimit -c unlimited` to keep a core, reinstall the extensions against the torch installed, and "
+            "change one library at a time (an environment variable the job sets, a library's release) to find it.",
+        )
+    if facts.get("cpp_exception") == "std::bad_alloc":
+        return (
+            "a C++ allocation failed (std::bad_alloc): host memory ran out, or a size computed wrong asked for "
+            "more than any machine has",
+            "std::bad_alloc is C++'s out-of-memory error (host RAM, not GPU memory): check the process's memory "
+            "as it grows (free -h, the job's memory limit: sacct -j <job> -o MaxRSS,ReqMem), and need less of it "
+            "(fewer DataLoader workers, a dataset read lazily, low_cpu_mem_usage=True) or ask for more.",
+        )
+    if facts.get("cpp_exception"):
+        said = facts.get("cpp_what", "")
+        what = f" ({quote(said)})" if said and said != facts["cpp_exception"] else ""
+        return (
+            f"a C++ exception nobody caught: {facts['cpp_exception']}{what}",
+            "libstdc++ aborts the process (SIGABRT) when a C++ exception leaves a thread uncaught: its what() "
+            "above is the error; the library whose type it is (c10:: torch, gloo:: gloo, std:: any) raised it.",
+        )
+    named = facts.get("package") and f"{facts['package']}'s code (the crash's Python stack)"
+    named = named or (facts.get("library") and f"{facts['library']} (the crash's native backtrace)")
+    if named:
+        return (
+            f"it crashed in {named}",
+            f"Reinstall the library named ({facts.get('package') or facts.get('library')}) built for the torch "
+            "and Python installed (an extension built against another torch crashes this way, as do two "
+            "libraries that bundle different libstdc++ / OpenMP runtimes: import them in the other order to "
+            "check), or update it to a release that fixes the crash.",
+        )
+    return "", ""
+
+
 def _crash(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     what = quote(facts.get("what", "a worker crashed"))
+    if facts.get("file_size_limit"):
+        return (
+            f"a process was ended by the file-size limit (SIGXFSZ): {what}" + on_ranks(hits),
+            "A write went past the largest file this shell lets a process write (ulimit -f; a checkpoint or a "
+            "log is the usual file). Check `ulimit -f` (and `ulimit -a`) in the job's shell and the scheduler's "
+            "limits, and raise it: `ulimit -f unlimited` before the run (or the job's file-size limit), or write "
+            "smaller files.",
+        )
+    cause, evidence_fix = _crash_evidence(facts)
     summary = f"a process crashed: {what}" + on_ranks(hits)
+    if cause:
+        summary += f" — {cause}"
     fix = (
         "A crash in native code (a CUDA extension, a library built for another torch, a driver problem) or, "
         "for a bus error, a full /dev/shm. Get the Python stack of the crash: run it with "
         "PYTHONFAULTHANDLER=1 (python -X faulthandler), and check `dmesg` for Xid errors; a bus error in "
         "DataLoader workers wants a larger /dev/shm (docker --shm-size)."
     )
+    if evidence_fix:
+        # what the log says replaces the list of every native crash's causes
+        fix = evidence_fix + " For the Python stack of the crash, run it with PYTHONFAULTHANDLER=1."
     if "worker" in facts.get("what", ""):
         fix += (
             "\nHere a DataLoader worker crashed: the dataset's own native code (an image or video decoder, "
@@ -1020,6 +1132,23 @@ _CRASH_LINES = (
     ") is killed by signal: Floating point exception",
     "Unexpected segmentation fault encountered in worker",
     "Unexpected floating-point exception encountered in worker",
+    # the evidence of a native death's cause beside its signal (_HEAP, _CRASH_FACTS): glibc's abort on a corrupted
+    # heap, libstdc++'s uncaught C++ exception, the shell's SIGXFSZ
+    "double free or corruption",
+    "free(): invalid",
+    "double free detected in tcache",
+    "corrupted size vs. prev_size",
+    "corrupted double-linked list",
+    "malloc(): corrupted top size",
+    "malloc(): memory corruption",
+    "malloc(): unaligned tcache chunk",
+    "munmap_chunk(): invalid pointer",
+    "terminate called after throwing an instance of",
+    "File size limit exceeded",
+    # faulthandler (Modules/faulthandler.c) on the other fatal signals: its stack below names the code. Not its
+    # "Aborted": what aborted (a C++ exception's what(), glibc's words) is above it, and that leads
+    "Fatal Python error: Floating point exception",
+    "Fatal Python error: Illegal instruction",
 )
 
 WORKER_CRASH = Recogniser(
@@ -1032,19 +1161,44 @@ WORKER_CRASH = Recogniser(
         "torch_native:dataloader-worker-killed-by-signal",
         "torch_native:dataloader-unexpected-segfault-in-worker",
         "torch_native:dataloader-unexpected-fpe-in-worker",
+        "system:glibc-double-free-or-corruption",
+        "system:glibc-free-invalid-pointer",
+        "system:glibc-free-invalid-size",
+        "system:glibc-tcache-double-free",
+        "system:glibc-corrupted-size-vs-prev-size",
+        "system:glibc-corrupted-double-linked-list",
+        "system:glibc-malloc-corrupted-top-size",
+        "system:glibc-malloc-memory-corruption",
+        "system:glibc-malloc-unaligned-tcache-chunk",
+        "system:glibc-munmap-chunk-invalid-pointer",
+        "system:libstdcxx-terminate-uncaught",
+        "system:openmpi-signal-handler",
+        "system:shell-file-size-limit",
+        "system:faulthandler-fatal-signal",
     ),
     title="process crashed",
     anchors=_CRASH_LINES,
     match=R(
         r"(?P<what>exitcode\s*:?\s*-(?:11|7)\b[^\n]{0,80}|exits with return code = -(?:11|7)\b|Signal (?:11|7) \((?:SIGSEGV|SIGBUS)\)[^\n]{0,60}|"
-        r"Fatal Python error: Segmentation fault|Segmentation fault \(core dumped\)|^\s*Segmentation fault\s*$|"
+        r"Fatal Python error: (?:Segmentation fault|Bus error|Floating point exception|Illegal instruction)|"
+        r"Segmentation fault \(core dumped\)|^\s*Segmentation fault\s*$|"
         r"Bus error \(core dumped\)|signal SIGSEGV|signal SIGBUS|"
         r"DataLoader worker \(pid \d+\) is killed by signal: (?:Segmentation fault|Aborted|Floating point exception)|"
-        r"Unexpected (?:segmentation fault|floating-point exception) encountered in worker)"
+        r"Unexpected (?:segmentation fault|floating-point exception) encountered in worker|"
+        # Open MPI's signal handler (opal/util/stacktrace.c): "[host:pid] Signal: Segmentation fault (11)"
+        r"Signal: (?:Segmentation fault|Bus error) \(\d+\)|"
+        rf"(?:{_HEAP})|terminate called after throwing an instance of '[^'\n]{{1,120}}'|"
+        r"File size limit exceeded(?: \(core dumped\))?)"
     ),
     # a crash is a symptom: a broken extension, a library's bug, a driver, a full /dev/shm all print it
     generic=_CRASH_LINES,
     absorbs=("child_failed",),
+    # the frames and the what() below the line that names the crash (faulthandler's stack, a backtrace)
+    span=12,
+    facts=_CRASH_FACTS,
+    # an uncaught C++ exception's what() is its cause: where another kind reads that message (a CUDA error, a
+    # gloo or NCCL failure), that kind leads; the exception alone is read here
+    fallback_facts=("cpp_exception",),
     describe=_crash,
 )
 

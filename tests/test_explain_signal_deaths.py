@@ -1,0 +1,166 @@
+"""A run that died by a signal, no Python error: the signal is the consequence, the lines around it say the cause.
+
+glibc's abort on a corrupted heap (malloc/malloc.c malloc_printerr), libstdc++'s uncaught C++ exception
+(libsupc++/vterminate.cc), faulthandler's Python stack of a crash (Modules/faulthandler.c), Open MPI's signal
+handler's backtrace (opal/util/stacktrace.c), the shell's SIGXFSZ: each names what kind of death it was, read
+from real processes where this machine can make one and from the corpus's train logs. Where the log holds
+nothing but the signal (mp.spawn's "terminated with signal SIGABRT", torchrun's exitcode -6), explain says it
+cannot tell and how to find out, never a guessed cause."""
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from explaining import explained, lead
+
+# glibc aborts on the second free of one pointer: a real native heap corruption, in a real process
+DOUBLE_FREE = """\
+import ctypes
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+p = libc.malloc(64)
+libc.free(p)
+libc.free(p)
+"""
+
+UNCAUGHT = """\
+#include <stdexcept>
+int main() { throw std::runtime_error("ProcessGroupGloo: connection to 10.0.0.2 lost"); }
+"""
+
+
+def _stderr(argv: list[str], cwd=None) -> str:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=cwd)
+    assert done.returncode != 0, done
+    return done.stderr
+
+
+def test_a_real_double_free_is_read_as_a_corrupted_heap_not_a_bare_crash():
+    said = _stderr(["bash", "-c", 'ulimit -c 0; exec "$0" -c "$1"', sys.executable, DOUBLE_FREE])
+    if "free" not in said:
+        pytest.skip(f"this C library does not say why it aborted: {said!r}")
+    found = explained(said + "Aborted (core dumped)\n")
+    assert found.id == "log.worker_crash" and found.details["confidence"] == "likely", found.summary
+    assert "heap was corrupted" in found.summary and "gdb" in found.fix and "ulimit -c" in found.fix
+
+
+def test_a_real_faulthandler_stack_names_the_package_whose_code_crashed(tmp_path):
+    package = tmp_path / "site-packages" / "crashy"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("import ctypes\n\n\ndef go():\n    ctypes.string_at(0)\n")
+    code = f"import sys; sys.path.insert(0, {str(package.parent)!r}); import crashy; crashy.go()"
+    said = _stderr(["bash", "-c", 'ulimit -c 0; exec "$0" -X faulthandler -c "$1"', sys.executable, code])
+    assert "Fatal Python error: Segmentation fault" in said, said
+    found = explained(said)
+    assert found.id == "log.worker_crash", found.summary
+    # the innermost frame is ctypes' (the standard library's): the package is the first one that is a package's
+    assert (
+        "it crashed in crashy's code" in found.summary and "Reinstall the library named (crashy)" in found.fix
+    )
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler to build a real uncaught exception")
+def test_a_real_uncaught_cpp_exception_names_its_type_and_what(tmp_path):
+    (tmp_path / "throw.cpp").write_text(UNCAUGHT)
+    subprocess.run(["g++", "-o", "throw", "throw.cpp"], cwd=tmp_path, check=True, timeout=120)
+    said = _stderr(["bash", "-c", "ulimit -c 0; ./throw"], cwd=tmp_path)
+    found = explained(said)
+    assert found.id == "log.worker_crash", found.summary
+    assert "a C++ exception nobody caught: std::runtime_error (ProcessGroupGloo: connection to 10.0.0.2" in (
+        found.summary
+    )
+
+
+def test_a_real_shell_line_of_a_write_past_the_file_size_limit(tmp_path):
+    said = _stderr(["bash", "-c", "ulimit -f 1; head -c 100000 /dev/zero > big.bin"], cwd=tmp_path)
+    assert "File size limit exceeded" in said, said
+    found = explained(said)
+    assert found.id == "log.worker_crash" and "file-size limit (SIGXFSZ)" in found.summary
+    assert "ulimit -f" in found.fix
+
+
+def test_open_mpis_segfault_inside_malloc_is_a_corrupted_heap():
+    # train 213: mpirun's rank 50 segfaulted in __libc_malloc (an environment variable the toolkit set)
+    found = lead("213.txt")
+    assert found.id == "log.worker_crash" and found.details["confidence"] == "likely", found.summary
+    assert "heap was corrupted (it crashed inside __libc_malloc)" in found.summary
+
+
+def test_the_uncaught_exceptions_message_leads_where_another_kind_reads_it():
+    # train 203: gloo's IoException, uncaught, aborted the rank: its what() is a network failure, not a crash
+    found = lead("203.txt")
+    assert found.id == "log.network_interface", found.summary
+
+
+def test_a_bare_sigabrt_says_the_log_does_not_say_why_and_how_to_find_out():
+    # train 292: mp.spawn's line is the whole log
+    found = lead("292.txt")
+    assert found.id == "log.child_failed" and found.details["confidence"] == "likely", found.summary
+    assert "ended by SIGABRT" in found.summary
+    assert "the log does not say why" in found.fix
+    assert all(way in found.fix for way in ("PYTHONFAULTHANDLER=1", "ulimit -c unlimited", "dmesg"))
+
+
+def test_torchruns_exit_status_names_its_signal_and_guesses_no_cause():
+    # torch/distributed/elastic/multiprocessing/errors/__init__.py's summary of a worker that aborted
+    found = explained(
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "============================================================\n"
+        "train.py FAILED\n"
+        "------------------------------------------------------------\n"
+        "Root Cause (first observed failure):\n"
+        "[0]:\n"
+        "  time      : 2024-03-01_10:00:00\n"
+        "  host      : node1\n"
+        "  rank      : 0 (local_rank: 0)\n"
+        "  exitcode  : -8 (pid: 1234)\n"
+        "  error_file: <N/A>\n"
+        "  traceback : Signal 8 (SIGFPE) received by PID 1234\n"
+    )
+    assert found.id == "log.child_failed" and "exited with -8 (SIGFPE)" in found.summary, found.summary
+    assert "integer division by zero" in found.fix and "the log does not say why" in found.fix
+
+
+def test_the_kernels_oom_killer_lines_name_the_killer_not_a_guess():
+    # mm/oom_kill.c as dmesg -T prints it: a cgroup's limit (a container's, a job's) ran out
+    found = explained(
+        "[Thu Dec  3 10:00:01 2026] python invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, "
+        "oom_score_adj=0\n"
+        "[Thu Dec  3 10:00:01 2026] Memory cgroup out of memory: Killed process 4242 (python) total-vm:81234567kB, "
+        "anon-rss:6543210kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:13000kB oom_score_adj:0\n"
+    )
+    assert found.id == "log.worker_killed", found.summary
+    assert "the out-of-memory killer ended it: host RAM (or the job's memory limit) ran out" in found.summary
+
+
+def test_a_bare_137_is_a_sigkill_without_naming_who_sent_it():
+    # CPython's CalledProcessError for a worker a launcher started, killed with SIGKILL (128 + 9)
+    found = explained(
+        "subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', '--local_rank=0']' "
+        "returned non-zero exit status 137.\n"
+    )
+    assert found.id == "log.worker_killed" and found.details["confidence"] == "likely", found.summary
+    assert "out-of-memory killer ended it" not in found.summary and "dmesg" in found.fix
+
+
+def test_a_line_that_only_mentions_a_signal_word_is_no_death():
+    # near misses: a Python error whose message holds the words, and a status that is not 128 + 9
+    assert explained("Epoch 3: exit code 1370 written to results.csv\n").id != "log.worker_killed"
+    assert explained("INFO: cache uses free(): invalidation is lazy\n").id != "log.worker_crash"
+
+
+def test_faulthandlers_dump_of_an_abort_leaves_the_lead_to_what_aborted():
+    # a CUDA error thrown from torch's C++ and not caught, then faulthandler's "Aborted" stack (Modules/faulthandler.c)
+    found = explained(
+        "terminate called after throwing an instance of 'c10::Error'\n"
+        "  what():  CUDA error: an illegal memory access was encountered\n"
+        "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call "
+        "first):\n"
+        "Fatal Python error: Aborted\n"
+        "\n"
+        "Current thread 0x00007f1f2dfff700 (most recent call first):\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/autograd/graph.py", line 744 in _engine_run_backward\n'
+    )
+    assert found.id != "log.worker_crash" and "illegal memory access" in found.summary, found.summary
