@@ -114,7 +114,18 @@ NAMED = [
         "opa, opb, m, n, k, &alpha, a, lda, stridea, b, ldb, strideb, &beta, c, ldc, stridec, num_batches)`\n",
         "broken_install",
         "likely",
-        ["cublasSgemmStridedBatched", "reinstall torch", "torch.version.cuda", "bfloat16"],
+        ["cublasSgemmStridedBatched", "reinstall torch", "torch.version.cuda"],
+    ),
+    # the same status where the call's own arguments name a bfloat16 operand (CUDA_R_16BF): a GPU before Ampere
+    # has no bf16 matrix multiply, so that reading leads and the fix is the dtype (session 39, a Llama fine-tune)
+    (
+        "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmStridedBatchedEx(handle, "
+        "opa, opb, (int)m, (int)n, (int)k, (void*)&falpha, a, CUDA_R_16BF, (int)lda, stridea, b, CUDA_R_16BF, "
+        "(int)ldb, strideb, (void*)&fbeta, c, CUDA_R_16BF, (int)ldc, stridec, (int)num_batches, compute_type, "
+        "CUBLAS_GEMM_DEFAULT_TENSOR_OP)`\n",
+        "broken_install",
+        "likely",
+        ["a bfloat16 matrix multiply (CUDA_R_16BF", "older than Ampere", "torch.float16", "reinstall torch"],
     ),
     (
         "RuntimeError: CUDA error: CUBLAS_STATUS_ARCH_MISMATCH when calling `cublasGemmEx( handle, opa, opb, m, "
@@ -156,6 +167,14 @@ NAMED = [
 @pytest.mark.parametrize(("text", "kind", "confidence", "words"), NAMED)
 def test_source_line_names_its_kind(text, kind, confidence, words):
     names_its_kind(text, kind, confidence, words)
+
+
+def test_a_float32_cublas_call_is_not_offered_the_bfloat16_reading():
+    # cublasSgemm* multiplies float32: a dtype the GPU lacks is no reading of it (train 5519.txt, LOD-3DGS#25)
+    (found,) = findings(next(text for text, *_ in NAMED if "`cublasSgemmStridedBatched(" in text))
+    assert "cublasSgemmStridedBatched" in found.summary
+    assert "bfloat16" not in found.summary + found.fix
+    assert "log.bf16_unsupported" not in found.details.get("alternatives", [])
 
 
 # (a line that shares an anchor's words but is another message, the kind it must not be named)

@@ -201,6 +201,33 @@ def test_an_empty_path_is_bad_input(cli_here, tmp_path):
         explain([" "])
 
 
+def test_a_folders_code_docs_and_hidden_folders_are_not_read_as_its_logs(cli_here, tmp_path):
+    """`explain .` in a run's folder: the script's `except` on out of memory, a README's pasted error and git's
+    objects are not the run's failure; the log beside them is read, and its rank numbering ignores them."""
+    (tmp_path / "train.py").write_text(
+        'except RuntimeError as e:\n    if "CUDA out of memory" in str(e): ...\n'
+    )
+    (tmp_path / "README.md").write_text(
+        "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1191, unhandled system error\n"
+    )
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "COMMIT_EDITMSG").write_text(
+        "fix: DataLoader worker (pid 1) is killed by signal: Bus error\n"
+    )
+    done = cli_here("explain", str(tmp_path))
+    assert done.returncode == 2, done.stdout
+    assert (
+        done.stderr.count("\n") == 1
+        and "2 file(s) are source code or documents (README.md, train.py)" in done.stderr
+    )
+    (tmp_path / "run.log").write_text("epoch 1 loss 0.31\ntrain finished\n")
+    assert [f.id for f in explain([str(tmp_path)])] == ["log.unrecognised"]
+    (tmp_path / "run.log").write_text(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    )
+    assert [f.id for f in explain([str(tmp_path)])] == ["log.cuda_oom"]
+
+
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
 def test_utf16_logs_are_read(tmp_path, encoding):
     """PowerShell's `>` writes UTF-16 with a byte-order mark; without one it is still recognised."""

@@ -3,7 +3,11 @@ stopped the run: the log alone cannot say which message was the cause, so the us
 
 from __future__ import annotations
 
+import io
+
 from explaining import explained, lead
+
+from torchdoctor.explain.diagnose import explain
 
 DEVICES = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
 
@@ -52,3 +56,20 @@ def test_a_certain_lead_names_no_likely_message_beside_it():
     )
     assert (found.id, found.details["confidence"]) == ("log.cuda_oom", "certain")
     assert "alternatives" not in found.details
+
+
+def test_a_warning_the_run_went_on_after_and_a_stop_with_ctrl_c_are_two_findings_not_one_read_two_ways():
+    # Lightning's bug_report_model.py on 2 CPU ranks under torchdoctor launch, stopped with Ctrl-C (session 39):
+    # the logging-interval warning and the stop each read a line of their own; neither is the other's "or"
+    log = (
+        "/venv/lib/python3.11/site-packages/lightning/pytorch/loops/fit_loop.py:321: The number of training batches "
+        "(10) is smaller than the logging interval Trainer(log_every_n_steps=50). Set a lower value for "
+        "log_every_n_steps if you want to see logs for the training epoch.\n"
+        "Detected KeyboardInterrupt, attempting graceful shutdown ...\n"
+        "torchdoctor: rank 0 was interrupted at bug_report_model.py:69 in run: trainer.fit(model) (blocked in wait, "
+        "which had not returned)\n"
+        "torchdoctor: interrupted\n"
+    )
+    found = explain(["-"], stdin=io.BytesIO(log.encode()))
+    assert [f.id for f in found] == ["log.log_interval_above_batches", "log.launch_interrupted"]
+    assert all("also in this log" not in f.summary and "alternatives" not in f.details for f in found)

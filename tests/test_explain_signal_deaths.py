@@ -164,3 +164,14 @@ def test_faulthandlers_dump_of_an_abort_leaves_the_lead_to_what_aborted():
         '  File "/opt/conda/lib/python3.10/site-packages/torch/autograd/graph.py", line 744 in _engine_run_backward\n'
     )
     assert found.id != "log.worker_crash" and "illegal memory access" in found.summary, found.summary
+
+
+def test_an_uncaught_cpp_exception_alone_is_a_failure_not_a_warning():
+    # worker_crash's C++ exception yields to any kind that reads its what(), but with nothing else in the log the
+    # process aborted: a failure (status fail, exit 1), not a line healthy runs print
+    found = explained(
+        "terminate called after throwing an instance of 'std::runtime_error'\n"
+        "  what():  ProcessGroupGloo: connection to 10.0.0.2 lost\n"
+        "Aborted (core dumped)\n"
+    )
+    assert (found.id, found.status) == ("log.worker_crash", "fail"), (found.status, found.summary)

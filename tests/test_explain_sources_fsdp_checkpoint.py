@@ -774,6 +774,42 @@ def test_dcp_missing_key_with_a_wrappers_name_names_get_model_state_dict():
     assert "'_orig_mod.' (torch.compile)" in found.summary and "get_model_state_dict(model)" in found.fix
 
 
+def test_dcp_missing_key_inside_its_checkpoint_exception_is_the_error_that_stopped_the_run():
+    # dcp.load raises every rank's exception inside one CheckpointException (checkpoint/utils.py reduce_scatter),
+    # each rank's traceback printed below it: that inner error is the one that stopped the run, not another one
+    # to read first (a torchtitan-style resume, written for session 39 as torch 2.x prints it under torchrun)
+    found = lead(
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "/workspace/torchtitan/train.py", line 301, in <module>\n'
+        "[rank0]:     checkpoint.load(step=args.resume_step)\n"
+        '[rank0]:   File "/workspace/torchtitan/checkpoint.py", line 410, in load\n'
+        "[rank0]:     dcp.load(states, checkpoint_id=checkpoint_id)\n"
+        '[rank0]:   File "/usr/local/lib/python3.11/site-packages/torch/distributed/checkpoint/utils.py", line 449, in inner_func\n'
+        "[rank0]:     return func(*args, **kwargs)\n"
+        '[rank0]:   File "/usr/local/lib/python3.11/site-packages/torch/distributed/checkpoint/state_dict_loader.py", line 189, in load\n'
+        "[rank0]:     _load_state_dict(\n"
+        '[rank0]:   File "/usr/local/lib/python3.11/site-packages/torch/distributed/checkpoint/state_dict_loader.py", line 229, in _load_state_dict\n'
+        '[rank0]:     central_plan: LoadPlan = distW.reduce_scatter("plan", local_step, global_step)\n'
+        '[rank0]:   File "/usr/local/lib/python3.11/site-packages/torch/distributed/checkpoint/utils.py", line 192, in reduce_scatter\n'
+        "[rank0]:     raise result\n"
+        "[rank0]: torch.distributed.checkpoint.api.CheckpointException: CheckpointException ranks:dict_keys([0, 1])\n"
+        "[rank0]: Traceback (most recent call last): (RANK 0)\n"
+        '[rank0]:   File "/usr/local/lib/python3.11/site-packages/torch/distributed/checkpoint/utils.py", line 165, in reduce_scatter\n'
+        "[rank0]:     local_data = map_fun()\n"
+        '[rank0]:   File "/usr/local/lib/python3.11/site-packages/torch/distributed/checkpoint/state_dict_loader.py", line 218, in local_step\n'
+        "[rank0]:     local_plan = planner.create_local_plan()\n"
+        '[rank0]:   File "/usr/local/lib/python3.11/site-packages/torch/distributed/checkpoint/default_planner.py", line 233, in create_local_plan\n'
+        "[rank0]:     return create_default_local_load_plan(\n"
+        '[rank0]:   File "/usr/local/lib/python3.11/site-packages/torch/distributed/checkpoint/default_planner.py", line 354, in create_default_local_load_plan\n'
+        '[rank0]:     raise RuntimeError(f"Missing key in checkpoint state_dict: {fqn}.")\n'
+        "[rank0]: RuntimeError: Missing key in checkpoint state_dict: model._orig_mod.layers.0.attention.wq.weight.\n"
+    )
+    assert found.id == "log.state_dict_keys", found.summary
+    assert "'_orig_mod.' (torch.compile)" in found.summary
+    assert "CheckpointException" not in found.summary + found.fix
+    assert "initiating_error" not in found.details
+
+
 def test_dcp_missing_key_names_how_to_list_the_checkpoints_keys_and_a_partial_load():
     found = lead("RuntimeError: Missing key in checkpoint state_dict: model.layers.0.attention.wq.weight.\n")
     assert found.id == "log.state_dict_keys", found.summary

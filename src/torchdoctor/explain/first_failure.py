@@ -57,6 +57,9 @@ _FRAME = re.compile(
 _SYNTAX_AT = re.compile(r'^\s*File "(?P<file>[^"]{1,500})", line (?P<line>\d+)\s*$')
 _SYNTAX_TYPES = frozenset({"SyntaxError", "IndentationError", "TabError"})
 _WORKER = re.compile(r"^Caught (?P<type>\w+) in DataLoader worker process (?P<worker>\d+)")
+# torch.distributed.checkpoint's CheckpointException (checkpoint/api.py): the ranks' own exceptions, each printed
+# below it with its traceback ("Traceback (most recent call last): (RANK 0)")
+_DCP_RANKS = re.compile(r"^CheckpointException ranks:")
 _TRACEBACK = re.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):")
 # Python between an exception and the one raised `from` it (PEP 3134; not "During handling of the above
 # exception", an error while handling the first)
@@ -260,12 +263,30 @@ def initiating(raised: list[Raised], root_rank: int | None = None) -> Raised | N
 
 
 def _unwrapped(raised: list[Raised]) -> list[Raised]:
-    """Each "Caught X in DataLoader worker process N" replaced by the worker's original X that follows it."""
+    """Each "Caught X in DataLoader worker process N" replaced by the worker's original X that follows it, and
+    DCP's "CheckpointException ranks:..." by the first rank's own exception printed below it."""
     kept: list[Raised] = []
     skip: set[int] = set()
     for at, item in enumerate(raised):
         if id(item) in skip:
             continue
+        if _DCP_RANKS.match(item.message):
+            inner = next(
+                (
+                    later
+                    for later in raised[at + 1 :]
+                    if later.source == item.source
+                    and later.rank == item.rank
+                    and 0 < later.line - item.line <= 400
+                    and not _DCP_RANKS.match(later.message)
+                ),
+                None,
+            )
+            if inner is not None:
+                skip.add(id(inner))
+                inner.order = item.order
+                kept.append(inner)
+                continue
         worker = _WORKER.match(item.message)
         if worker:
             original = next(

@@ -36,13 +36,18 @@ def lead(raised: Raised, facts: dict, details: dict) -> Finding | None:
 
 def second_reading(draft, kind: str, o, ctx, raised: list[Raised]) -> None:
     """The lead finding read on the error that stopped the run names the package's fixed bug after its own
-    reading (and is no longer certain) where that error is a message the package's history says it fixed."""
+    reading where that error is a message the package's history says it fixed. A certain reading stays as it is
+    unless the log prints a release older than the fix: the fixed bug raised the message for some of its
+    values only (accelerate#2383 refused an XPU, while a device named 'gpu0' is the script's mistake in every
+    release), so without the release the kind's own evidence decides."""
     if not o.causes or kind != o.causes[0] or o.first is None or o.initiating is not None:
         return
     found = fixed_bugs.reading(o.first, ctx.facts)
     if found is None:
         return
     row, _, stated = found
+    if draft.details.get("confidence") == "certain" and not stated:
+        return
     sentence, fix = fixed_bugs.words(row, stated)
     if draft.details.get("confidence") == "certain":
         draft.details["confidence"] = "likely"

@@ -175,13 +175,28 @@ _NOT_TEXT = bytes(
 )  # all but tab, newlines, form feed, CR, ESC
 
 
-def files_under(folder: Path) -> list[Path]:
-    """Every regular file below ``folder``, sorted, without following links to folders."""
+# What a run's folder holds beside its logs and a log never is: the script, its docs, a job script. Their text
+# (an `except` on "out of memory", a README's pasted error) would read as the run's own failure.
+NOT_LOGS = frozenset(
+    {".py", ".pyi", ".ipynb", ".md", ".rst", ".sh", ".c", ".cc", ".cpp", ".h", ".cu", ".cuh"}
+)
+
+
+def files_under(folder: Path, skipped: list[Path] | None = None) -> list[Path]:
+    """Every regular file below ``folder`` that can be a log, sorted, without following links to folders.
+
+    Source code and documents (`NOT_LOGS`) and hidden folders (``.git``, ``.hydra``) are left out; the files left
+    out by their suffix are appended to ``skipped`` where it is given.
+    """
     found = []
     for root, dirs, names in os.walk(folder, followlinks=False):
-        dirs.sort()
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
             path = Path(root) / name
+            if path.suffix.lower() in NOT_LOGS:
+                if skipped is not None:
+                    skipped.append(path)
+                continue
             try:
                 if stat.S_ISREG(os.stat(path).st_mode):
                     found.append(path)
@@ -335,7 +350,8 @@ def logs(paths: list[str], stdin=None) -> Iterator[Log]:
         if not os.path.lexists(path):
             raise BadInput(f"explain {given}: no such file or folder")
         if path.is_dir():
-            files = files_under(path)
+            skipped: list[Path] = []
+            files = files_under(path, skipped)
             ranks = ranks_from_paths(files)
             opened, refused = 0, None
             for file in files:
@@ -360,6 +376,13 @@ def logs(paths: list[str], stdin=None) -> Iterator[Log]:
                     f"explain {given}: an empty folder: if it is torchrun's --log-dir, torchrun failed before it "
                     "started any worker (a rendezvous that timed out, a port in use) and said why only on the "
                     "console: explain the console's output"
+                )
+            if not opened and skipped:
+                names = ", ".join(p.name for p in skipped[:3]) + (", ..." if len(skipped) > 3 else "")
+                raise BadInput(
+                    f"explain {given}: a folder with no log in it: its {len(skipped)} file(s) are source code or "
+                    f"documents ({names}), which explain does not read as logs: name the log file, or save the "
+                    "run's output first (python train.py 2>&1 | tee train.log)"
                 )
             if not opened and not files:
                 raise BadInput(f"explain {given}: a folder with no file in it, only empty folders")

@@ -167,6 +167,9 @@ class Recogniser:
     # facts that make one hit a warning of this kind (a line healthy runs print too, as ``fallback`` is for a whole
     # kind): a hit holding one counts only where the log shows no error and no other kind (verdict.py)
     fallback_facts: tuple[str, ...] = ()
+    # its fallback_facts' hits yield to any other kind but are a failure, not a warning, when nothing else is there
+    # (an uncaught C++ exception's abort: no healthy run prints it)
+    fallback_fails: bool = False
     # read only on a line torch's own "[rankN]:" prefix starts (init_process_group's excepthook: the process had
     # made its process group when it raised)
     prefixed: bool = False
@@ -181,6 +184,11 @@ class Recogniser:
         return self.fallback or bool(
             self.fallback_facts and all(any(f in h.facts for f in self.fallback_facts) for h in hits)
         )
+
+    def only_warnings(self, hits: list[Hit]) -> bool:
+        """Whether ``hits`` say nothing failed: ``only_warned``, unless its fallback facts are a failure
+        (``fallback_fails``)."""
+        return self.only_warned(hits) and not (self.fallback_fails and not self.fallback)
 
     def kind_of(self, facts: Facts) -> str:
         """The kind a hit with ``facts`` counts for: this one, unless ``kind_by_asker`` says the code that asked

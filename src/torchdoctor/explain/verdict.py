@@ -186,8 +186,15 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
                 rivals[kind] = [k for k in certain if k != kind]
         elif causes and sure[causes[0]] == "likely":
             # nor is a likely lead more than the first of the log's readings: the other causes it shows as errors
-            # (not only as warnings the run went on after) are as open, and the lead names them after its own
-            rivals[causes[0]] = [k for k in causes[1:] if not all(h.warning for h in by_kind[k])]
+            # (not only as warnings the run went on after) are as open, and the lead names them after its own. Two
+            # fallback kinds (said only where nothing failed: a warning the run went on after, a stop with Ctrl-C)
+            # each read a line of its own, not one failure two ways: both stand, neither is the other's "or"
+            lead_fallback = BY_KIND[causes[0]].fallback
+            rivals[causes[0]] = [
+                k
+                for k in causes[1:]
+                if not all(h.warning for h in by_kind[k]) and not (lead_fallback and BY_KIND[k].fallback)
+            ]
     ctx.cause_ranks = {r for k in causes for h in by_kind[k] if (r := hit_rank(h)) is not None}
     ctx.erring_ranks = {r.rank for r in raised if r.rank is not None} | {
         r for k in by_kind for h in by_kind[k] if not h.warning and (r := hit_rank(h)) is not None
@@ -344,7 +351,7 @@ def _only_warnings(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: li
     say is a `warn` (the run worked, something in it will bite), not a `fail`. Found with a clean run's log that
     ended in torch's exit warning, and T56's runs that were slow or logged nothing. A warning that is a failure
     of its own (no kernel image for this GPU, a driver too old) is not one of those kinds and stays a `fail`."""
-    if not raised and all(BY_KIND[k].only_warned(hits) for k, hits in o.by_kind.items()):
+    if not raised and all(BY_KIND[k].only_warnings(hits) for k, hits in o.by_kind.items()):
         draft.status = "warn"
 
 

@@ -51,10 +51,26 @@ class Frame:
         return f"{self.file}:{self.line} in {self.function}"
 
 
+# torchdoctor's own module in another machine's checkout (.../src/torchdoctor/stragglers/hooks.py in a user's log)
+_OWN_MODULE = re.compile(r"(?:[a-z_]+/){0,3}[a-z_]+\.py")
+
+
+def _ours_elsewhere(path: str) -> bool:
+    """A frame of torchdoctor's own code on another machine: after the path's last ``torchdoctor/``, one of this
+    package's modules."""
+    path = path.replace("\\", "/")
+    if "/torchdoctor/" not in path:
+        return False
+    part = path.rsplit("/torchdoctor/", 1)[1]
+    return bool(_OWN_MODULE.fullmatch(part)) and os.path.isfile(os.path.join(_OWN_DIR, part))
+
+
 def is_user_code(path: str) -> bool:
     """False for the standard library, installed packages (and the console scripts pip writes for them:
     ``.venv/bin/torchrun``), torchdoctor itself and frozen modules."""
     if _LIBRARY.search(path) or (_CONSOLE_SCRIPT.search(path) and not path.endswith(".py")):
+        return False
+    if _ours_elsewhere(path):
         return False
     if not (os.path.isabs(path) and os.path.exists(path)):
         return True  # a frame from another machine's dump: the path pattern above is all there is

@@ -44,7 +44,13 @@ FACT = R(
 )
 # the arguments refused rather than the GPU's features: memory is named beside the build
 INVALID = R(r"(?P<cublas_invalid>CUBLAS_STATUS_INVALID_VALUE) when calling")
-FACTS = (FACT, INVALID)
+# the dtype the call itself names: a bfloat16 operand (cudaDataType CUDA_R_16BF in a cublas*Ex call's arguments), or a
+# float32/float64 routine (cublasSgemm*, cublasDgemm*), where no bfloat16 reading applies
+BF16 = R(
+    r"CUBLAS_STATUS_(?:NOT_SUPPORTED|ARCH_MISMATCH) when calling `[^`\n]{0,600}?(?P<cublas_bf16>CUDA_R_16BF)"
+)
+FLOAT = R(r"CUBLAS_STATUS_\w{1,20} when calling `(?P<cublas_float_call>cublas[SD]gemm)")
+FACTS = (FACT, INVALID, BF16, FLOAT)
 
 ALSO = (
     Alternative(
@@ -59,6 +65,10 @@ ALSO = (
         "Run it in float16 or float32 on that GPU (autocast dtype=torch.float16, no --bf16), or on an Ampere or "
         "newer GPU.",
         when=("cublas_unsupported", "cublas_unsupported_thc"),
+        unless=(
+            "cublas_float_call",
+            "cublas_bf16",
+        ),  # a float32 call; or the bf16 call's own reading, led with
     ),
     Alternative(
         "library_version_bug",
@@ -83,6 +93,18 @@ def explain(hits: list[Hit]) -> tuple[str, str]:
         if status == "CUBLAS_STATUS_INVALID_VALUE"
         else f"{call} as not supported on this GPU"
     )
+    if any(h.facts.get("cublas_bf16") for h in hits) and status != "CUBLAS_STATUS_INVALID_VALUE":
+        # the call's own arguments say bfloat16: the dtype reading leads, the build after it
+        return (
+            f"cuBLAS refused {call}, a bfloat16 matrix multiply (CUDA_R_16BF in its arguments), as not supported "
+            f"on this GPU ({status}): most often a GPU older than Ampere (compute capability 8.0), which has no "
+            "bfloat16 matrix multiply; or a torch whose CUDA build does not fit the GPU" + on_ranks(hits),
+            "Check the GPU: python -c 'import torch; print(torch.cuda.get_device_name(), "
+            "torch.cuda.get_device_capability(), torch.cuda.is_bf16_supported())'. Below (8, 0) (V100, T4, "
+            "RTX 20xx) run it in float16 or float32 (torch_dtype=torch.float16, autocast dtype=torch.float16, no "
+            "--bf16), or on an Ampere or newer GPU. On an Ampere or newer GPU, reinstall torch built for this "
+            "machine's CUDA (pip install torch --index-url https://download.pytorch.org/whl/cu<CUDA>).",
+        )
     return (
         f"cuBLAS refused {refused} ({status}): most often a torch "
         "whose CUDA build does not fit the GPU or the machine's CUDA (an older CUDA build on a newer GPU, a torch "

@@ -1199,6 +1199,7 @@ WORKER_CRASH = Recogniser(
     # an uncaught C++ exception's what() is its cause: where another kind reads that message (a CUDA error, a
     # gloo or NCCL failure), that kind leads; the exception alone is read here
     fallback_facts=("cpp_exception",),
+    fallback_fails=True,
     describe=_crash,
 )
 
