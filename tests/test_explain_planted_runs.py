@@ -59,6 +59,12 @@ EXPECTED = {
         ["--load_best_model_at_end", "hf_trainer.py:68 in main"],
     ),
     "no_pad_token": ("tokenizer_pad_token", "tokenizer_pad_token", ["pad token", "hf_trainer.py:85 in main"]),
+    # nothing planted: the Trainer's own find_unused_parameters=True default, a warning on a run that works
+    "hf_trainer_no_fault": (
+        "find_unused_parameters_unneeded",
+        None,
+        ["transformers' Trainer sets it", "not an error", "ddp_find_unused_parameters=False"],
+    ),
     "accelerate_num_processes": ("rendezvous_or_port", None, ["only 1 of 2 processes", "num_machines"]),
     "same_port": ("rendezvous_or_port", None, ["port 29561 is taken"]),
 }

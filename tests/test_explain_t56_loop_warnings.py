@@ -149,3 +149,58 @@ def test_whisper_labels_past_the_decoder_are_a_sequence_too_long_naming_the_leng
     )
     assert found.id == "log.sequence_too_long", found.summary
     assert "512" in found.summary and "448" in found.fix
+
+
+def test_the_trainers_own_find_unused_default_on_a_run_that_works_is_advice_naming_its_argument():
+    # a real two-rank Trainer run with nothing planted (planted_runs/hf_trainer_no_fault, transformers 5.23): the
+    # Trainer passes find_unused_parameters=True for a model without gradient checkpointing, so the reducer warns
+    from pathlib import Path
+
+    console = Path(__file__).parent / "fixtures" / "planted_runs" / "hf_trainer_no_fault" / "console.txt"
+    found = explained(console.read_text(encoding="utf-8"))
+    assert (found.id, found.status, found.details["confidence"]) == (
+        "log.find_unused_parameters_unneeded",
+        "warn",
+        "likely",
+    ), found.summary
+    assert "transformers' Trainer sets it" in found.summary and "not an error" in found.summary, found.summary
+    assert "ddp_find_unused_parameters=False to TrainingArguments" in found.fix, found.fix
+    # 5.x's "[transformers]" prefix and quoted metrics: not the pre-4.3 Trainer, and no upgrade asked for
+    assert "log.library_version_bug" not in found.details.get("alternatives", []), found.summary
+    assert "pip install -U transformers" not in found.fix, found.fix
+
+
+def test_the_same_warning_without_the_trainer_does_not_name_it_as_the_cause():
+    # torch's own wording under a plain DDP script (no Trainer frames, metrics or --do_train): the flag is the
+    # script's; the Trainer is only among the places the fix names
+    warning = "[W reducer.cpp:1303] Warning: " + filled("torch_cpp:find-unused-parameters-true-was-specified")
+    found = explained(warning + "\nEpoch 3 | loss 0.41\n")
+    assert found.id == "log.find_unused_parameters_unneeded", found.summary
+    assert (
+        "Trainer sets it" not in found.summary
+        and "DistributedDataParallel(model, find_unused_parameters=False)" in found.fix
+    ), found.fix
+
+
+def test_a_checkpoints_no_grad_warning_names_the_healthy_runs_that_print_it_too():
+    # pytorch/pytorch#85066: printed in the validation loop of a run that trains fine (reentrant checkpoint wrapper)
+    warning = (
+        "/home/ubuntu/anaconda3/envs/pytorch_p39/lib/python3.9/site-packages/torch/utils/checkpoint.py:31: "
+        "UserWarning: None of the inputs have requires_grad=True. Gradients will be None\n"
+        '  warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")\n'
+    )
+    found = explained(warning)
+    assert (found.id, found.details["confidence"]) == ("log.checkpoint_inputs_no_grad", "likely"), (
+        found.summary
+    )
+    assert "printed while training" in found.summary and "validation loop" in found.summary, found.summary
+    assert "harmless" in found.summary and "enable_input_require_grads" in found.fix, found.fix
+
+
+def test_a_skipped_val_loop_is_advice_for_a_run_meant_to_validate_not_an_order():
+    # Lightning prints it for every run that defines validation_step and passes no val data, on purpose or not
+    found = explained(filled("lightning:you-defined-validation-step-but-have") + "\n")
+    assert (found.id, found.details["confidence"]) == ("log.validation_loop_skipped", "likely"), found.summary
+    assert found.fix.startswith("Where the run was meant to validate") and "can ignore it" in found.fix, (
+        found.fix
+    )

@@ -453,6 +453,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *trainer_data_releases.CONTEXT,
     *model_type_releases.CONTEXT,  # the lookup behind transformers' bare KeyError of an unknown model type
     *hub_datasets.CONTEXT,
+    *warnings_alone.CONTEXT,  # transformers' Trainer ran, and a release of 4.3 or later: find_unused_parameters_unneeded
     *detection_boxes.CONTEXT,
     *compile_backends.CONTEXT,
     *tokenizer_threads.CONTEXT,

@@ -40,7 +40,9 @@ error is the finding), and only likely: the warning says a condition, not the sy
   inputs have requires_grad=True. Gradients will be None": a reentrant activation checkpoint (``use_reentrant=True``,
   the default before 2.4 and still transformers' for years) whose inputs need no gradient returns an output that
   needs none, so no parameter inside the checkpointed layers gets a gradient. With a frozen embedding (LoRA/PEFT,
-  a frozen backbone) the adapters in those layers never train: a loss that stays flat, no error.
+  a frozen backbone) the adapters in those layers never train: a loss that stays flat, no error. Healthy runs print
+  it too: a validation loop under ``torch.no_grad`` through reentrant checkpoints (pytorch/pytorch#85066), a frozen
+  vision tower checkpointed in a LLaVA-style run (maintainers: "no effect on the training"); the finding names both.
 - torch's regression losses (``torch/nn/functional.py``: ``mse_loss``, ``l1_loss``, ``smooth_l1_loss``,
   ``huber_loss``, a ``UserWarning``, 0.4 on): "Using a target size (torch.Size([32])) that is different to the input
   size (torch.Size([32, 1])). This will likely lead to incorrect results due to broadcasting. Please ensure they
@@ -177,12 +179,12 @@ def _no_validation(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
     return (
         f"Lightning skipped the validation loop: {what} (a warning, the run went on without validating)",
-        "Give the Trainer both halves: a validation_step(self, batch, batch_idx) method on the LightningModule, "
+        "Where the run was meant to validate, give the Trainer both halves: a validation_step(self, batch, batch_idx) method on the LightningModule, "
         "and a val_dataloader (trainer.fit(model, train_dataloaders=..., val_dataloaders=...), a "
         "val_dataloader() method, or a LightningDataModule that defines one). A method misnamed (validation_steps, "
         "val_step) or defined outside the class counts as missing. Without the loop no val metric is logged, and a "
         "ModelCheckpoint(monitor='val_loss') or EarlyStopping on it never acts on one; limit_val_batches=0 or "
-        "num_sanity_val_steps do not cause this warning.",
+        "num_sanity_val_steps do not cause this warning. A run meant to train without validation can ignore it.",
     )
 
 
@@ -242,17 +244,19 @@ DATA_RAN_OUT = Recogniser(
 
 def _checkpoint_no_grad(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return (
-        "torch's activation checkpoint warned that none of its inputs requires a gradient: with reentrant "
-        "checkpointing the layers inside it get no gradient at all, so their trainable parameters never change "
-        "(a warning, the run went on)" + on_ranks(hits),
-        "Usually gradient checkpointing over a frozen embedding (LoRA/PEFT adapters, a frozen backbone): the hidden "
+        "torch's activation checkpoint warned that none of its inputs requires a gradient: printed while training, "
+        "the layers inside a reentrant checkpoint get no gradient at all, so their trainable parameters never "
+        "change; printed in a validation loop (torch.no_grad) or over layers meant to stay frozen (a frozen vision "
+        "tower), it is harmless (a warning, the run went on)" + on_ranks(hits),
+        "Where the layers inside should train, it is usually gradient checkpointing over a frozen embedding (LoRA/PEFT adapters, a frozen backbone): the hidden "
         "states entering the first checkpointed layer need no gradient. Make them need one: "
         "model.enable_input_require_grads() before training (peft's prepare_model_for_kbit_training does it), or "
         "checkpoint without reentrancy: model.gradient_checkpointing_enable(gradient_checkpointing_kwargs="
         "{'use_reentrant': False}), or torch.utils.checkpoint.checkpoint(fn, x, use_reentrant=False). A loss that "
         "stays flat while the run works is what this looks like; under DDP, parameters left without a gradient "
-        "also make the next step's reduction wait or fail. If every layer inside the checkpoint is meant to be "
-        "frozen, the warning is harmless.",
+        "also make the next step's reduction wait or fail. If the warning comes only from validation under "
+        "torch.no_grad (pytorch/pytorch#85066), or every layer inside the checkpoint is meant to be frozen, it is "
+        "harmless.",
     )
 
 

@@ -18,11 +18,18 @@ log shows no failure (``fallback``) and only likely:
   was specified in DDP constructor, but did not find any unused parameters in the forward pass. This flag results in
   an extra traversal of the autograd graph every iteration, ..." (torch 1.8-1.9 without "in the forward pass" and
   with "a false positive your model has"): the flag costs a walk of the graph every step for nothing. transformers'
-  Trainer of early 2021 set it always once the model was wrapped (huggingface/transformers#9802, fixed in the
-  release after); later Trainers take ddp_find_unused_parameters.
+  Trainer before 4.3 set it for every model it wrapped, with no way to turn it off (huggingface/transformers#9802);
+  4.3 added ``ddp_find_unused_parameters`` and kept the default: True for a PreTrainedModel without gradient
+  (activation) checkpointing (``Trainer._build_accelerator_args`` in 5.23, ``_wrap_model`` before), so every such
+  Trainer run on several GPUs prints this warning, a healthy one too. Where the log shows the Trainer ran (its
+  frames, its printed metrics, an example's ``--do_train``) the finding says that and names the argument; the
+  pre-4.3 Trainer is named beside it unless the log shows a later release (5.x's ``[transformers]`` prefix and
+  quoted metrics, 4.38+'s ``grad_norm``, the argument itself).
 """
 
 from __future__ import annotations
+
+import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, merged, on_ranks
 
@@ -94,16 +101,42 @@ CACHE_FLUSHES = Recogniser(
 )
 
 
+# transformers' Trainer ran: its printed metrics (every release), an example script's --do_train (TrainingArguments
+# read by HfArgumentParser); its frames are hub_datasets' saw_hf_trainer. A Trainer of 4.3 or later: 5.x's logger
+# prefix and its metrics printed as strings, 4.38+'s grad_norm, the argument 4.3 added printed
+CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
+    ("_samples_per_second': ", re.compile(r"(?P<hf_trainer_ran>'(?:train|eval)_samples_per_second': )")),
+    ("--do_train", re.compile(r"(?P<hf_trainer_ran>(?<![\w-])--do_train\b)")),
+    ("[transformers] ", re.compile(r"(?P<hf_trainer_from_4_3>^\[transformers\] )", re.M)),
+    ("_runtime': '", re.compile(r"(?P<hf_trainer_from_4_3>'(?:train|eval)_runtime': ')")),
+    ("'grad_norm': ", re.compile(r"(?P<hf_trainer_from_4_3>'grad_norm': )")),
+    ("ddp_find_unused_parameters", re.compile(r"(?P<hf_trainer_from_4_3>\bddp_find_unused_parameters\b)")),
+)
+
+
 def _unused_unneeded(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if "hf_trainer_ran" in ctx.facts or "saw_hf_trainer" in ctx.facts:
+        return (
+            "DDP warned that find_unused_parameters=True was set but no parameter went unused: transformers' Trainer "
+            "sets it for a model without gradient checkpointing unless ddp_find_unused_parameters is given, so its "
+            "runs on several GPUs print this, healthy ones too; every step walks the autograd graph once more for "
+            "nothing (a performance warning, not an error)" + on_ranks(hits),
+            "Nothing has to change if the run's speed is fine. To save the extra traversal where every parameter "
+            "gets a gradient each step, pass ddp_find_unused_parameters=False to TrainingArguments "
+            "(--ddp_find_unused_parameters False on the command line). Keep the default for a model that leaves "
+            "some parameters out of the loss on some steps (a head or branch not always used): with the flag off, "
+            "DDP stops there with 'Expected to have finished reduction in the prior iteration'.",
+        )
     return (
         "DDP warned that find_unused_parameters=True was set but no parameter went unused: every step walks the "
         "autograd graph once more for nothing (a performance warning, not an error)" + on_ranks(hits),
-        "Turn the flag off where every parameter gets a gradient each step: DistributedDataParallel(model, "
-        "find_unused_parameters=False) (its default); Lightning: strategy='ddp' instead of "
-        "'ddp_find_unused_parameters_true'; transformers' Trainer: ddp_find_unused_parameters=False (the Trainer "
-        "of transformers 4.2 set it True for every wrapped model: upgrade). The extra traversal is a common "
-        "reason a run gets slower with more GPUs. Keep the flag if later steps do leave parameters unused (a "
-        "branch taken only sometimes): the warning says so itself, it may be a false positive then.",
+        "Nothing has to change if the run's speed is fine; the extra traversal is a common reason a run gets slower "
+        "with more GPUs. Turn the flag off where every parameter gets a gradient each step: "
+        "DistributedDataParallel(model, find_unused_parameters=False) (its default); Lightning: strategy='ddp' "
+        "instead of 'ddp_find_unused_parameters_true'; transformers' Trainer (which sets it for a model without "
+        "gradient checkpointing): ddp_find_unused_parameters=False. Keep the flag if later steps do leave "
+        "parameters unused (a branch taken only sometimes): the warning says so itself, it may be a false positive "
+        "then.",
     )
 
 
@@ -120,8 +153,11 @@ FIND_UNUSED_UNNEEDED = Recogniser(
     also=(
         Alternative(
             "library_version_bug",
-            "a transformers Trainer of early 2021 setting find_unused_parameters=True for every model it wraps in DDP",
-            "pip install -U transformers (later Trainers set it from ddp_find_unused_parameters).",
+            "a transformers Trainer before 4.3 (early 2021) setting find_unused_parameters=True for every model it "
+            "wraps in DDP, with no argument to turn it off",
+            "pip install -U transformers (4.3 and later take ddp_find_unused_parameters; huggingface/transformers"
+            "#9802), then pass ddp_find_unused_parameters=False.",
+            unless_log=("hf_trainer_from_4_3",),
         ),
     ),
     describe=_unused_unneeded,
