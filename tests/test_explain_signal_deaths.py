@@ -175,3 +175,17 @@ def test_an_uncaught_cpp_exception_alone_is_a_failure_not_a_warning():
         "Aborted (core dumped)\n"
     )
     assert (found.id, found.status) == ("log.worker_crash", "fail"), (found.status, found.summary)
+
+
+def test_a_crash_in_torchs_own_frame_keeps_the_general_native_crash_advice():
+    # CERT11: "Reinstall the library named (torch) built for the torch installed" read oddly; torch's frame is where
+    # most native crashes surface, so the fix is the general one (the Python stack, dmesg, /dev/shm)
+    found = explained(
+        "Fatal Python error: Segmentation fault\n"
+        "\n"
+        "Current thread 0x00007f1f2dfff700 (most recent call first):\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/nn/functional.py", line 2237 in embedding\n'
+        '  File "/home/user/train.py", line 40 in forward\n'
+    )
+    assert found.id == "log.worker_crash", found.summary
+    assert "Reinstall the library named (torch)" not in found.fix and "dmesg" in found.fix, found.fix

@@ -1070,6 +1070,11 @@ def _crash_evidence(facts: dict) -> tuple[str, str]:
         )
     named = facts.get("package") and f"{facts['package']}'s code (the crash's Python stack)"
     named = named or (facts.get("library") and f"{facts['library']} (the crash's native backtrace)")
+    crashed_in = facts.get("package") or facts.get("library") or ""
+    if named and (crashed_in == "torch" or crashed_in.startswith(("libtorch", "libc10"))):
+        # torch's own frame is where most native crashes surface (a kernel handed a bad tensor, a driver, an
+        # extension that corrupted memory earlier): the general advice, not "reinstall torch built for torch"
+        return f"it crashed in {named}", ""
     if named:
         return (
             f"it crashed in {named}",
