@@ -476,8 +476,9 @@ _MIN_CUDA = {
 
 # The first PyTorch release whose official CUDA wheels list each architecture family (PyTorch's release notes:
 # sm_80 with the CUDA 11.0 wheels of 1.7.0, sm_86 with CUDA 11.1 in 1.8.0, sm_90 with CUDA 11.8 in 2.0.0,
-# Blackwell sm_100/sm_120 with CUDA 12.8 in 2.7.0). A GPU of a listed major version runs that major's kernels.
-_MIN_TORCH = {"80": "1.7", "86": "1.8", "90": "2.0", "100": "2.7", "101": "2.7", "120": "2.7", "121": "2.7"}
+# sm_101 with CUDA 12.8 in 2.7.0). A GPU of a listed major version runs that major's kernels. The newest GPUs'
+# first wheels (sm_100, sm_103, sm_110, sm_120, sm_121) are arch_wheels.NEWEST, which `_no_kernel` asks first.
+_MIN_TORCH = {"80": "1.7", "86": "1.8", "90": "2.0", "101": "2.7"}
 
 
 def _wheel_for(cuda: str) -> str:
