@@ -203,6 +203,9 @@ def test_a_traceback_cut_before_its_error_line_is_said_in_words():
         "    distributed_utils.call_main(cfg, main)\n"
     )
     assert "stopped with Ctrl-C" in stopped.summary and "train.py:563 in cli_main" in stopped.summary
+    # its fix is the one for a run stopped while waiting (what it waited for), not the one for a cut paste
+    assert "wandb.finish()" in stopped.fix and "--watchdog" in stopped.fix, stopped.fix
+    assert "wandb.finish()" not in found.fix
     # a whole traceback with its error line is named as before, not as cut
     whole = explained(
         'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n    main()\n'

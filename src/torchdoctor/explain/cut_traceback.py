@@ -89,12 +89,13 @@ def reading(
             "never ended (a logger such as wandb without wandb.finish(), DataLoader workers, a process group never "
             "destroyed). On the next hang, `torchdoctor launch --watchdog 60 train.py` prints every rank's stack."
         )
-    fix = (
-        "Python prints the exception's type and message right after the traceback's last frame (a line such as "
-        "`ValueError: ...`, after `[rankN]:` under torchrun): the paste or the file stops before it. Give explain "
-        "the whole output (`python train.py 2>&1 | tee train.log` keeps stderr, where the traceback goes), or the "
-        "lines after the last frame."
-    )
+    else:
+        fix = (
+            "Python prints the exception's type and message right after the traceback's last frame (a line such as "
+            "`ValueError: ...`, after `[rankN]:` under torchrun): the paste or the file stops before it. Give explain "
+            "the whole output (`python train.py 2>&1 | tee train.log` keeps stderr, where the traceback goes), or the "
+            "lines after the last frame."
+        )
     details = {
         "cut_traceback": where,
         "package": package or None,
