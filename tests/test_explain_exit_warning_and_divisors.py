@@ -215,6 +215,23 @@ def test_a_traceback_cut_before_its_error_line_is_said_in_words():
     assert package_path("/usr/lib/python3/dist-packages/numpy/core/a.py") == ("numpy", "numpy/core/a.py")
 
 
+def test_frames_pasted_without_header_or_error_line_name_the_innermost_frame():
+    # 4124.txt (torchrun's [rank7]: prefix, cut at both ends): the frames still end in accelerate's code
+    found = lead("4124.txt")
+    assert found.id == "log.unrecognised" and found.status == "skip"
+    assert "without its header or its error line" in found.summary, found.summary
+    assert "accelerate/data_loader.py:460 in __len__ (accelerate's code)" in found.summary
+    # faulthandler's dump (2323.txt's lines: no comma before "in") is a hang's stacks, not a cut traceback
+    dumped = explained(
+        "the first checkpoint gets saved it seems if I look at the filesystem, and then it hangs\n"
+        '  File "/mnt/nvme1/code/github/00optimize/DeepSpeed-div-by-zero/deepspeed/runtime/engine.py", line 1456 '
+        "in _checkpoint_tag_validation\n"
+        '  File "/mnt/nvme1/code/github/00optimize/DeepSpeed-div-by-zero/deepspeed/runtime/engine.py", line 1489 '
+        "in save_checkpoint\n"
+    )
+    assert "error line" not in dumped.summary, dumped.summary
+
+
 def test_the_check_said_in_words_is_the_same_reading():
     # a script's assert message and a framework's ValueError, as their sources word them
     found = explained("AssertionError: The batch size must be divisible by the world size!\n")
