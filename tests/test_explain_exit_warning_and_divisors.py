@@ -230,6 +230,17 @@ def test_frames_pasted_without_header_or_error_line_name_the_innermost_frame():
         "in save_checkpoint\n"
     )
     assert "error line" not in dumped.summary, dumped.summary
+    # IPython's frames (3023.txt, Jupyter: "File ~/...py:1531, in Trainer.train(...)") are read the same way
+    found = lead("3023.txt")
+    assert "transformers/trainer.py:1531 in Trainer.train (transformers's code)" in found.summary, found.summary
+    # with its error line (Deci-AI/super-gradients#893's IPython traceback and its title) the error is read
+    whole = explained(
+        "AttributeError                            Traceback (most recent call last)\n"
+        "File ~\\anaconda3\\envs\\yolo-nas\\lib\\site-packages\\super_gradients\\__init__.py:2\n"
+        "      1 from super_gradients.common import init_trainer, is_distributed, object_names\n"
+        "AttributeError: module 'signal' has no attribute 'SIGKILL'. Did you mean: 'SIGILL'?\n"
+    )
+    assert whole.id == "log.unix_only_module", whole.summary
 
 
 def test_the_check_said_in_words_is_the_same_reading():

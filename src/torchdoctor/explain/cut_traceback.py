@@ -27,6 +27,14 @@ CONTEXT = (
             r"in (?P<last_frame_function>[\w<>.]{1,100})"
         ),
     ),
+    (
+        # IPython's (Jupyter's) frame: "File ~/env/.../trainer.py:1531, in Trainer.train(self, ...)"
+        "File ",
+        re.compile(
+            r"^\s*File (?P<last_frame_file>[^\s\"]{1,300}\.py):(?P<last_frame_line>\d+), "
+            r"in (?P<last_frame_function>[\w<>.]{1,100})"
+        ),
+    ),
 )
 FRAME_KEYS = frozenset({"last_frame_file", "last_frame_line", "last_frame_function"})
 
