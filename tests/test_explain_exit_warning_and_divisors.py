@@ -232,7 +232,9 @@ def test_frames_pasted_without_header_or_error_line_name_the_innermost_frame():
     assert "error line" not in dumped.summary, dumped.summary
     # IPython's frames (3023.txt, Jupyter: "File ~/...py:1531, in Trainer.train(...)") are read the same way
     found = lead("3023.txt")
-    assert "transformers/trainer.py:1531 in Trainer.train (transformers's code)" in found.summary, found.summary
+    assert "transformers/trainer.py:1531 in Trainer.train (transformers's code)" in found.summary, (
+        found.summary
+    )
     # with its error line (Deci-AI/super-gradients#893's IPython traceback and its title) the error is read
     whole = explained(
         "AttributeError                            Traceback (most recent call last)\n"
