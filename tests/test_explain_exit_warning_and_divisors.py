@@ -203,6 +203,9 @@ def test_a_traceback_cut_before_its_error_line_is_said_in_words():
         "    distributed_utils.call_main(cfg, main)\n"
     )
     assert "stopped with Ctrl-C" in stopped.summary and "train.py:563 in cli_main" in stopped.summary
+    # its fix is the one for a run stopped while waiting (what it waited for), not the one for a cut paste
+    assert "wandb.finish()" in stopped.fix and "--watchdog" in stopped.fix, stopped.fix
+    assert "wandb.finish()" not in found.fix
     # a whole traceback with its error line is named as before, not as cut
     whole = explained(
         'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n    main()\n'
@@ -210,6 +213,36 @@ def test_a_traceback_cut_before_its_error_line_is_said_in_words():
     )
     assert "stops before its error line" not in whole.summary
     assert package_path("/usr/lib/python3/dist-packages/numpy/core/a.py") == ("numpy", "numpy/core/a.py")
+
+
+def test_frames_pasted_without_header_or_error_line_name_the_innermost_frame():
+    # 4124.txt (torchrun's [rank7]: prefix, cut at both ends): the frames still end in accelerate's code
+    found = lead("4124.txt")
+    assert found.id == "log.unrecognised" and found.status == "skip"
+    assert "without its header or its error line" in found.summary, found.summary
+    assert "accelerate/data_loader.py:460 in __len__ (accelerate's code)" in found.summary
+    # faulthandler's dump (2323.txt's lines: no comma before "in") is a hang's stacks, not a cut traceback
+    dumped = explained(
+        "the first checkpoint gets saved it seems if I look at the filesystem, and then it hangs\n"
+        '  File "/mnt/nvme1/code/github/00optimize/DeepSpeed-div-by-zero/deepspeed/runtime/engine.py", line 1456 '
+        "in _checkpoint_tag_validation\n"
+        '  File "/mnt/nvme1/code/github/00optimize/DeepSpeed-div-by-zero/deepspeed/runtime/engine.py", line 1489 '
+        "in save_checkpoint\n"
+    )
+    assert "error line" not in dumped.summary, dumped.summary
+    # IPython's frames (3023.txt, Jupyter: "File ~/...py:1531, in Trainer.train(...)") are read the same way
+    found = lead("3023.txt")
+    assert "transformers/trainer.py:1531 in Trainer.train (transformers's code)" in found.summary, (
+        found.summary
+    )
+    # with its error line (Deci-AI/super-gradients#893's IPython traceback and its title) the error is read
+    whole = explained(
+        "AttributeError                            Traceback (most recent call last)\n"
+        "File ~\\anaconda3\\envs\\yolo-nas\\lib\\site-packages\\super_gradients\\__init__.py:2\n"
+        "      1 from super_gradients.common import init_trainer, is_distributed, object_names\n"
+        "AttributeError: module 'signal' has no attribute 'SIGKILL'. Did you mean: 'SIGILL'?\n"
+    )
+    assert whole.id == "log.unix_only_module", whole.summary
 
 
 def test_the_check_said_in_words_is_the_same_reading():

@@ -84,6 +84,19 @@ def test_a_module_or_signal_only_unix_has():
     # a third-party module missing is not this; a signal Windows has is not either
     assert kind_of("ModuleNotFoundError: No module named 'resources_pb2'\n") != "unix_only_module"
     assert kind_of("AttributeError: module 'signal' has no attribute 'SIGINTX'\n") != "unix_only_module"
+    assert "the training code uses the module 'resource'" in found.summary
+
+
+def test_a_unix_only_signal_read_in_torchs_own_frame_is_not_the_training_codes():
+    # pytorch/pytorch#85427: torch 1.13.0's torchrun import reaches its file-based timer, whose default argument
+    # is signal.SIGKILL; the raising frame is torch's, so the user has nothing to guard (a release or WSL)
+    from test_explain_fixed_bugs import SIGKILL
+
+    found = lead(SIGKILL)
+    assert found.id == "log.unix_only_module"
+    assert "torch's own code" in found.summary and "not your code" in found.summary, found.summary
+    assert "the training code" not in found.summary and "win32" not in found.fix, found.fix
+    assert "pip install -U torch" in found.fix and "WSL" in found.fix
 
 
 def test_a_command_line_script_run_inside_a_notebook():

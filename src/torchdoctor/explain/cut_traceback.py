@@ -3,7 +3,8 @@
 CPython prints an uncaught exception as "Traceback (most recent call last):", the frames outermost first (each
 ``File "<path>", line <n>, in <function>`` and its source line), then the exception's type and message. A paste
 or a file that stops after the frames has no error to read: `explain` names the innermost frame it saw and
-whose code that is (the installed package its path is in), rather than guess the error.
+whose code that is (the installed package its path is in), rather than guess the error. A paste that starts
+below the header (frames only) is read the same way.
 """
 
 from __future__ import annotations
@@ -23,6 +24,14 @@ CONTEXT = (
         'File "',
         re.compile(
             r'File "(?P<last_frame_file>[^"\n]{1,300})", line (?P<last_frame_line>\d+), '
+            r"in (?P<last_frame_function>[\w<>.]{1,100})"
+        ),
+    ),
+    (
+        # IPython's (Jupyter's) frame: "File ~/env/.../trainer.py:1531, in Trainer.train(self, ...)"
+        "File ",
+        re.compile(
+            r"^\s*File (?P<last_frame_file>[^\s\"]{1,300}\.py):(?P<last_frame_line>\d+), "
             r"in (?P<last_frame_function>[\w<>.]{1,100})"
         ),
     ),
@@ -55,8 +64,12 @@ def reading(
     """The finding for a log whose traceback ends before its error line; None when the log has no traceback, or
     has an error line (then that is what is named). ``refused``: (summary, fix) where the frames end inside
     DeepSpeed building its config (kinds/config_checks.py `cut_in_config`), read as that config's refusal."""
-    if last_error_line or "traceback_header" not in facts or not FRAME_KEYS <= facts.keys():
+    if last_error_line or not FRAME_KEYS <= facts.keys():
         return None
+    # frames pasted without the header above them (a paste that starts mid-traceback, under [rankN]: too) are
+    # a traceback's just the same: CPython prints `File "...", line N, in f` only there (faulthandler's dump
+    # has no comma before "in", and a warning names its file as path:line)
+    headed = "traceback_header" in facts
     package, short = package_path(facts["last_frame_file"])
     where = f"{short}:{facts['last_frame_line']} in {facts['last_frame_function']}"
     if refused is not None:
@@ -75,6 +88,10 @@ def reading(
         f"the traceback in {sources} stops before its error line: its innermost frame is {where}{whose}, and "
         "the exception that ended the run (its type and message) is not in the input, so explain cannot say what "
         "failed there"
+        if headed
+        else f"{sources} holds a traceback's frames without its header or its error line (a paste cut at both "
+        f"ends): its innermost frame is {where}{whose}, and the exception that ended the run (its type and "
+        "message) is not in the input, so explain cannot say what failed there"
     )
     if facts.get("ctrl_c"):
         # ^C echoed before the header: the exception is the KeyboardInterrupt of a user who stopped the run
@@ -89,12 +106,13 @@ def reading(
             "never ended (a logger such as wandb without wandb.finish(), DataLoader workers, a process group never "
             "destroyed). On the next hang, `torchdoctor launch --watchdog 60 train.py` prints every rank's stack."
         )
-    fix = (
-        "Python prints the exception's type and message right after the traceback's last frame (a line such as "
-        "`ValueError: ...`, after `[rankN]:` under torchrun): the paste or the file stops before it. Give explain "
-        "the whole output (`python train.py 2>&1 | tee train.log` keeps stderr, where the traceback goes), or the "
-        "lines after the last frame."
-    )
+    else:
+        fix = (
+            "Python prints the exception's type and message right after the traceback's last frame (a line such as "
+            "`ValueError: ...`, after `[rankN]:` under torchrun): the paste or the file stops before it. Give explain "
+            "the whole output (`python train.py 2>&1 | tee train.log` keeps stderr, where the traceback goes), or the "
+            "lines after the last frame."
+        )
     details = {
         "cut_traceback": where,
         "package": package or None,

@@ -10,7 +10,9 @@
   ``tty``, ``syslog``, ``posix`` (and the old ``crypt``, ``spwd``, ``nis``) are "Availability: Unix" in its library
   reference, so on Windows the import fails with "No module named 'resource'"; Windows' ``signal`` module defines
   only SIGABRT, SIGFPE, SIGILL, SIGINT, SIGSEGV, SIGTERM and SIGBREAK, so ``signal.SIGALRM`` fails with "module
-  'signal' has no attribute 'SIGALRM'". Certain: nothing installs these stdlib names.
+  'signal' has no attribute 'SIGALRM'". Certain: nothing installs these stdlib names. Whose code asked is read
+  from the raising frame: an installed package's own (torch 1.13.0's torchrun timer, pytorch#85427; billiard's
+  pool) is that release's, not the training code's, and its fix is another release or WSL, not a guard.
 """
 
 from __future__ import annotations
@@ -46,6 +48,18 @@ def _bad_name(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 def _unix_only(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     module, signal = first(hits, "unix_module"), first(hits, "unix_signal")
     what = f"the module '{module}'" if module else f"signal.{signal}"
+    package = first(hits, "raised_in_package")
+    if package:
+        # the frame that raised it is an installed package's own (torch 1.13.0's elastic timer, pytorch#85427;
+        # billiard's pool): that release does not run on Windows, and the user's code has nothing to guard
+        return (
+            f"{package}'s own code (the traceback's innermost frame is in the installed {package}) uses {what}, "
+            f"which only Unix has: the {package} release installed does not run on Windows, not your code"
+            + on_ranks(hits),
+            f"Nothing in your code uses it: install a {package} release that runs on Windows (pip install -U "
+            f"{package}; search {package}'s issues for this message, which names the release that guards it) "
+            "or run the training under WSL or Linux.",
+        )
     return (
         f"the training code uses {what}, which only Unix has: on Windows it does not exist" + on_ranks(hits),
         f"Guard the use of {what} (if sys.platform != 'win32': ... or try/except ImportError) or drop it on "
