@@ -13,7 +13,12 @@ message's first release), and the commit and PR number. Left out:
 - a commit whose PR or linked issue number is a thread of either corpus half's SOURCES.md for that repository, so
   the knowledge is never taken from the logs it is measured on (counted and printed).
 
-pytorch/pytorch and huggingface/transformers are too large to fetch here: their rows are not built.
+pytorch/pytorch and huggingface/transformers are too large to fetch here: their rows come from
+``fixed_bugs_read.tsv`` instead, facts read by hand from the search corpora (a release's notes listing the fix, the
+release tracker's cherry-picks, the issue that quotes the message), each naming where it was read. The same rule
+leaves one out: its PR or an issue it names is a corpus thread, or either SOURCES.md names it (``pytorch#80809`` in
+a label's words), so that a held-out thread's answer never comes back as knowledge (counted and printed).
+Each row of the table says where it came from (its last column): the repository's git history, or what was read.
 
     PYTHONPATH=src:benchmarks python benchmarks/fixed_bugs.py --build   # read the mirrors, write the table
     PYTHONPATH=src:benchmarks python benchmarks/fixed_bugs.py           # the rows per package
@@ -33,6 +38,7 @@ from torchdoctor.explain import catalog
 from torchdoctor.explain.kinds.fixed_bugs import TABLE, load, template_piece
 
 MIRRORS = Path("/work/.mirror")
+READ = Path(__file__).resolve().parent / "fixed_bugs_read.tsv"
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "corpus"
 # the repositories read: (mirror folder, GitHub name, package, the folders of the package's own code)
 REPOSITORIES = (
@@ -200,15 +206,17 @@ def first_printed(repo: Path, piece: str, folders: tuple[str, ...]) -> str:
 
 
 def corpus_threads(github: str) -> set[str]:
-    """The thread numbers of ``github`` named in either corpus half's SOURCES.md."""
-    owner_name = github.split("/")[1]
+    """The thread numbers of ``github`` named in either corpus half's SOURCES.md: its threads' addresses and
+    ``owner/name#N``, and the short ``name#N`` a label's words use (``pytorch#80809``)."""
+    owner_name = re.escape(github.split("/")[1])
     numbers: set[str] = set()
     for half in ("train", "heldout"):
         text = (CORPUS / half / "SOURCES.md").read_text(encoding="utf-8")
-        for match in re.finditer(
-            rf"[\w.-]+/{re.escape(owner_name)}(?:/(?:issues|pull|discussions)/|#)(\d+)", text
+        for pattern in (
+            rf"[\w.-]+/{owner_name}(?:/(?:issues|pull|discussions)/|#)(\d+)",
+            rf"(?<![\w/.-]){owner_name}#(\d+)\b",
         ):
-            numbers.add(match.group(1))
+            numbers.update(match.group(1) for match in re.finditer(pattern, text))
     return numbers
 
 
@@ -249,7 +257,16 @@ def rows_for(mirror: str, github: str, package: str, folders: tuple[str, ...]) -
             pr = numbers[0] if numbers else ""
             since = first_printed(repo, piece or template_piece(ident.split(": ", 1)[-1]) or "", folders)
             rows.append(
-                (ident, package, fixed, since, commit[:12], f"{github}#{pr}" if pr else github, subject[:120])
+                (
+                    ident,
+                    package,
+                    fixed,
+                    since,
+                    commit[:12],
+                    f"{github}#{pr}" if pr else github,
+                    subject[:120],
+                    f"git history of {github}",
+                )
             )
     print(f"  {github}: {len(rows)} rows, {excluded} left out as corpus threads", file=sys.stderr)
     return rows, excluded
@@ -272,15 +289,38 @@ def last_quoted(hits: list[tuple[str, str, str]], lowered: str) -> list[tuple[st
     ]
 
 
+def read_rows(path: Path = READ) -> tuple[list[tuple], int]:
+    """(the rows of ``fixed_bugs_read.tsv`` whose PR and issues are no corpus thread, how many were left out)."""
+    rows, excluded = [], 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = line.split("\t")
+        if line.startswith("#") or cells[0] == "message" or len(cells) != 8:
+            continue
+        message, package, fixed, since, pr, linked, what, source = cells
+        threads = [pr, *filter(None, linked.split(","))]
+        named = [t for t in threads if t.partition("#")[2] in corpus_threads(t.partition("#")[0])]
+        if named:
+            excluded += 1
+            print(
+                f"  left out ({', '.join(named)}: a corpus thread, or named in a SOURCES.md): {message}",
+                file=sys.stderr,
+            )
+            continue
+        rows.append((message, package, fixed, since, "", pr, what, f"read: {source}"))
+    print(f"  {path.name}: {len(rows)} rows, {excluded} left out as corpus threads", file=sys.stderr)
+    return rows, excluded
+
+
 def build() -> None:
     header = [
         "# Catalog messages a library's own history says a commit fixed, read from the repositories' git history",
         "# by benchmarks/fixed_bugs.py --build: template id, package, the first release tag containing the fix,",
-        "# the first release tag containing the line that prints it ('' unknown), commit, repository#PR, subject.",
+        "# the first release tag containing the line that prints it ('' unknown), commit, repository#PR, subject,",
+        "# where it was read (the git history, or benchmarks/fixed_bugs_read.tsv's facts: no commit, our words).",
     ]
     lines, excluded = list(header), 0
-    for mirror, github, package, folders in REPOSITORIES:
-        rows, left_out = rows_for(mirror, github, package, folders)
+    built = [rows_for(mirror, github, package, folders) for mirror, github, package, folders in REPOSITORIES]
+    for rows, left_out in [*built, read_rows()]:
         excluded += left_out
         lines += ["\t".join(cell.replace("\t", " ") for cell in row) for row in rows]
     lines.append(f"#excluded\t{excluded}")

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from helpers import free_port
+from rank_runner import ctrl_c_as_at_a_terminal
 
 from torchdoctor.distributed.joining import started_by_hand
 
@@ -43,6 +44,7 @@ def start(script, rank, port, **env):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_as_at_a_terminal,  # a suite run from a background job hands its children SIGINT ignored
     )
 
 

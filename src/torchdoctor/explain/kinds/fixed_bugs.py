@@ -2,7 +2,8 @@
 
 `catalog/fixed_bugs.tsv` (written by ``benchmarks/fixed_bugs.py --build`` from the libraries' git history) keeps
 the catalog templates (or the errors as quoted) that a commit saying it fixes something quotes, with the first
-release tag holding the fix. An exception carrying one of those messages, raised in that package's own frame (or
+release tag holding the fix; and, for torch and transformers (too large to read that way), the errors their
+release notes and issue threads say a release fixed (no commit: ``benchmarks/fixed_bugs_read.tsv``). An exception carrying one of those messages, raised in that package's own frame (or
 quoted with no traceback), in a log printing no release of the package at or past the fix, was likely that bug:
 named as the lead only where the package's users cannot cause the message (an assertion, a TypeError,
 AttributeError, NameError or UnboundLocalError of its own frame), else as the reading after what the message says.
@@ -49,7 +50,8 @@ class Row(NamedTuple):
     since: str  # the first release tag containing the line that prints it ('' unknown)
     commit: str
     pr: str  # repository#number (or the repository alone)
-    subject: str
+    subject: str  # the commit's subject, or what was wrong in our words (a row read by hand)
+    source: str = ""  # where it was read: the repository's git history, or the release notes and threads
 
 
 @cache
@@ -58,7 +60,7 @@ def load() -> list[Row]:
     rows = []
     for line in TABLE.read_text(encoding="utf-8").splitlines() if TABLE.exists() else []:
         cells = line.split("\t")
-        if not line.startswith("#") and len(cells) == len(Row._fields):
+        if not line.startswith("#") and len(Row._fields) - 1 <= len(cells) <= len(Row._fields):
             rows.append(Row(*cells))
     return rows
 
@@ -156,10 +158,16 @@ def words(row: Row, stated: str) -> tuple[str, str]:
         f"{row.package} {stated} in this log" if stated else f"no {row.package} release printed in this log"
     )
     since = f", printed since {row.since}" if row.since else ""
-    sentence = (
-        f"the {row.package} repository's own history calls this a bug, fixed in {row.package} {row.fixed} "
-        f"({row.pr}, commit {row.commit}{since}; {installed})"
-    )
+    if row.commit:
+        sentence = (
+            f"the {row.package} repository's own history calls this a bug, fixed in {row.package} {row.fixed} "
+            f"({row.pr}, commit {row.commit}{since}; {installed})"
+        )
+    else:  # read from the package's release notes and threads
+        sentence = (
+            f"{row.package}'s own release notes and threads call this a bug, fixed in {row.package} {row.fixed} "
+            f"({row.pr}{since}; {installed})"
+        )
     fix = (
         f"{row.package} {row.fixed} fixed what raises this ({row.pr}: {row.subject}):\n"
         f"pip install -U '{row.package}>={row.fixed}'\n"
