@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from torchdoctor.explain.catalog import by_id, load
+from torchdoctor.explain.catalog import Template, by_id, load, read, template, write
 from torchdoctor.explain.kinds import RECOGNISERS
 
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}|%[-\d.]*l{0,2}[sdiuxfgzp]")
@@ -40,6 +40,26 @@ def test_every_source_has_templates_with_unique_ids():
     ids = [t.id for templates in catalog.values() for t in templates]
     assert len(ids) == len(set(ids))
     assert all(t.text and t.file for templates in catalog.values() for t in templates)
+
+
+def test_a_template_read_from_its_own_source_is_the_one_every_source_gives():
+    """`template` reads one source's file (the id's first part) and finds what `by_id` finds for every id; an
+    id of no source, of a table that holds no templates (fixed_bugs.tsv) or of none at all is no template."""
+    every = by_id()
+    assert all(template(ident) == found for ident, found in every.items())
+    assert template("nccl:no-such-message") is None
+    assert template("fixed_bugs:accelerate") is None and template("RuntimeError: boom") is None
+    assert template("../catalog/nccl:x") is None
+
+
+def test_a_row_is_read_back_as_written(tmp_path):
+    """Cells with a tab, a newline or a backslash escaped, and cells with none read whole, come back the same."""
+    rows = [
+        Template("pkg:escaped", "a\tb\nc\\d {}", "pkg/x.py", "1.0", "", "pkg"),
+        Template("pkg:plain", "no escapes here: {}", "pkg/y.py", "", "cuda_oom", "pkg"),
+        Template("pkg:backslash-last", "C:\\", "pkg/z.py", "2.0", "", "pkg"),
+    ]
+    assert read(write("pkg", rows, tmp_path)) == rows
 
 
 @pytest.mark.parametrize("recogniser", RECOGNISERS, ids=lambda r: r.kind)

@@ -88,7 +88,7 @@ def _pattern(row: Row) -> re.Pattern | None:
     quoted = _quoted(row)
     if quoted is not None:
         return re.compile(re.escape(_plain(quoted[1])))
-    template = catalog.by_id().get(row.template)
+    template = catalog.template(row.template)
     if template is None or template_piece(template.text) is None:
         return None
     pieces = _PLACEHOLDER.split(_plain(template.text.splitlines()[0]))
