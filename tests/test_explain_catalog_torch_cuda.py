@@ -204,7 +204,9 @@ def test_a_bfloat16_cublas_call_in_a_trainers_run_is_bf16_unsupported_with_the_b
         "bf16_unsupported",
         "likely",
     )
-    assert found.summary.startswith("likely: cuBLAS refused cublasGemmStridedBatchedEx, a bfloat16 matrix multiply")
+    assert found.summary.startswith(
+        "likely: cuBLAS refused cublasGemmStridedBatchedEx, a bfloat16 matrix multiply"
+    )
     assert found.details["alternatives"][0] == "log.broken_install"
     assert "older than 1.10" not in found.summary  # bf16's version reading is accelerate's, not cuBLAS's
 

@@ -7,12 +7,15 @@ from real processes where this machine can make one and from the corpus's train 
 nothing but the signal (mp.spawn's "terminated with signal SIGABRT", torchrun's exitcode -6), explain says it
 cannot tell and how to find out, never a guessed cause."""
 
+import io
 import shutil
 import subprocess
 import sys
 
 import pytest
 from explaining import explained, lead
+
+from torchdoctor.explain.diagnose import explain
 
 # glibc aborts on the second free of one pointer: a real native heap corruption, in a real process
 DOUBLE_FREE = """\
@@ -189,3 +192,78 @@ def test_a_crash_in_torchs_own_frame_keeps_the_general_native_crash_advice():
     )
     assert found.id == "log.worker_crash", found.summary
     assert "Reinstall the library named (torch)" not in found.fix and "dmesg" in found.fix, found.fix
+
+
+# a script that fails on its own error, then dies while exiting from it: an exit handler (an extension's teardown)
+# touches memory it should not, so faulthandler's "Fatal Python error: Segmentation fault" comes after the traceback
+DIES_UNWINDING = """\
+import atexit
+import ctypes
+
+atexit.register(lambda: ctypes.string_at(0))
+images = [0.0] * 4
+for step in range(8):
+    print(f"step {step}: loss {1.0 / (step + 1):.3f}", flush=True)
+    images[step]
+"""
+
+# what that script printed here (python -X faulthandler, Python 3.11), the shell's line after it
+DIED_UNWINDING = """\
+step 3: loss 0.250
+step 4: loss 0.200
+Traceback (most recent call last):
+  File "/tmp/small4/seg/crash_train.py", line 22, in <module>
+    data[step]
+    ~~~~^^^^^^
+  File "/tmp/small4/seg/crash_train.py", line 10, in __getitem__
+    return self.images[index]
+           ~~~~~~~~~~~^^^^^^^
+IndexError: list index out of range
+Fatal Python error: Segmentation fault
+
+Current thread 0x00007f38c2ff1b80 (most recent call first):
+  File "/root/.pyenv/versions/3.11.7/lib/python3.11/ctypes/__init__.py", line 519 in string_at
+  File "/tmp/small4/seg/crash_train.py", line 15 in teardown
+Segmentation fault (core dumped)
+"""
+
+
+def _error_leads_and_the_crash_follows(said: str, error: str) -> None:
+    found = explain(["-"], stdin=io.BytesIO(said.encode()))
+    assert found[0].id == "log.unrecognised" and error in found[0].summary, found[0].summary
+    crash = next(f for f in found if f.id == "log.worker_crash")
+    assert crash.details["consequence_of"] == "log.unrecognised" and crash.status == "warn", crash.summary
+
+
+def test_a_real_crash_while_exiting_from_an_error_follows_that_error(tmp_path):
+    (tmp_path / "train.py").write_text(DIES_UNWINDING)
+    said = _stderr(
+        ["bash", "-c", 'ulimit -c 0; exec "$0" -X faulthandler train.py', sys.executable], tmp_path
+    )
+    assert said.index("IndexError") < said.index("Fatal Python error: Segmentation fault"), said
+    _error_leads_and_the_crash_follows(said, "IndexError: list index out of range")
+
+
+def test_a_crash_printed_after_the_error_it_died_unwinding_from_does_not_lead():
+    _error_leads_and_the_crash_follows(DIED_UNWINDING, "IndexError: list index out of range")
+    # a known error leads the same way, the crash named as what followed it
+    found = explain(
+        ["-"],
+        stdin=io.BytesIO(
+            DIED_UNWINDING.replace(
+                "IndexError: list index out of range",
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+                "79.15 GiB of which 1.06 GiB is free.",
+            ).encode()
+        ),
+    )
+    assert found[0].id == "log.cuda_oom", found[0].summary
+    assert next(f for f in found if f.id == "log.worker_crash").details["consequence_of"] == "log.cuda_oom"
+
+
+def test_a_crash_printed_first_or_alone_still_leads():
+    crash = DIED_UNWINDING[DIED_UNWINDING.index("Fatal Python error") :]
+    assert explained(crash).id == "log.worker_crash"
+    # another process's traceback after the crash (a DataLoader worker's dump, then the main process's error)
+    error = DIED_UNWINDING[: DIED_UNWINDING.index("Fatal Python error")]
+    assert explained(crash + error).id == "log.worker_crash"

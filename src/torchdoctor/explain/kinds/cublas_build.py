@@ -126,7 +126,9 @@ def explain_bf16(hits: list[Hit]) -> tuple[str, str]:
     """The summary and fix for cuBLAS refusing a call whose arguments name a bfloat16 operand (``cublas_bf16``):
     the dtype leads (a GPU older than Ampere), the build is the alternative (``BF16_ALSO``)."""
     call = next((h.facts["cublas_call"] for h in hits if h.facts.get("cublas_call")), "a matrix multiply")
-    status = next((h.facts["cublas_unsupported"] for h in hits if h.facts.get("cublas_unsupported")), "its status")
+    status = next(
+        (h.facts["cublas_unsupported"] for h in hits if h.facts.get("cublas_unsupported")), "its status"
+    )
     return (
         f"cuBLAS refused {call}, a bfloat16 matrix multiply (CUDA_R_16BF in its arguments), as not supported "
         f"on this GPU ({status}): most often a GPU older than Ampere (compute capability 8.0), which has no "
