@@ -282,9 +282,9 @@ def test_a_folder_whose_only_log_like_file_is_binary_names_it_and_why_it_was_not
     (tmp_path / "train.py").write_text("import torch\n")
     (finding,) = explain([str(tmp_path)])
     assert (finding.id, finding.status) == ("log.unrecognised", "skip"), finding.summary
-    assert finding.summary.startswith(f"{tmp_path / 'checkpoint.pt'} was not read: it is binary, not a log ("), (
-        finding.summary
-    )
+    assert finding.summary.startswith(
+        f"{tmp_path / 'checkpoint.pt'} was not read: it is binary, not a log ("
+    ), finding.summary
     assert "are NUL bytes: a checkpoint" in finding.summary and "the input" not in finding.summary
     assert "2>&1 | tee train.log" in finding.fix
 
