@@ -339,6 +339,10 @@ PROCESS_TESTS = {
     "test_explain_u34_lightning_save_on_rank_zero": {
         "test_fabric_save_on_rank_zero_only_under_watchdog_leads_with_calling_lightnings_save_on_every_rank"
     },
+    # a Lightning run on the CPU with 2 DataLoader workers, SIGINT to the rank and then its workers (session 40)
+    "test_launch_s40_lightning_ctrl_c": {
+        "test_a_live_lightning_step_stopped_with_its_workers_is_named_not_the_workers_wait"
+    },
     # the DDP tutorial's loop on 2 gloo ranks under torchdoctor launch, rank 1's dataset hanging, SIGINT (u31)
     "test_launch_u31_ctrl_c_places": {
         "test_a_hang_stopped_with_ctrl_c_under_launch_on_this_torch_says_where_each_rank_was"
