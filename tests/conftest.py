@@ -246,6 +246,7 @@ PROCESS_TESTS = {
         "test_a_real_uncaught_cpp_exception_names_its_type_and_what",
         "test_a_real_shell_line_of_a_write_past_the_file_size_limit",
         "test_a_real_crash_while_exiting_from_an_error_follows_that_error",
+        "test_a_real_dataloader_workers_crash_leads",
     },
     # catalog_coverage.from_libtorch reads the library through binutils' `strings`
     "test_catalog_extraction": {

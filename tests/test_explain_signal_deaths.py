@@ -267,3 +267,52 @@ def test_a_crash_printed_first_or_alone_still_leads():
     # another process's traceback after the crash (a DataLoader worker's dump, then the main process's error)
     error = DIED_UNWINDING[: DIED_UNWINDING.index("Fatal Python error")]
     assert explained(crash + error).id == "log.worker_crash"
+
+
+# a DataLoader worker that crashes in its dataset's native code (ctypes here, a decoder in the threads): torch's
+# worker handler says so first, then the main process's "is killed by signal" and "exited unexpectedly"
+CRASHING_WORKER = """\
+import ctypes
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Images(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, index):
+        if index == 3:
+            ctypes.string_at(0)  # a decoder's native bug, in the worker
+        return torch.zeros(2)
+
+
+for batch in DataLoader(Images(), batch_size=2, num_workers=1):
+    print("batch", batch.shape, flush=True)
+"""
+
+# what it printed here (python -X faulthandler, torch 2.13.0+cpu, Python 3.11), stdout and stderr as one
+WORKER_CRASHED = 'ERROR: Unexpected segmentation fault encountered in worker.\n\x00Traceback (most recent call last):\n  File "/work/small4/.venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1291, in _try_get_data\n    data = self._data_queue.get(timeout=timeout)\n           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/queues.py", line 113, in get\n    if not self._poll(timeout):\n           ^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/connection.py", line 257, in poll\n    return self._poll(timeout)\n           ^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/connection.py", line 440, in _poll\n    r = wait([self], timeout)\n        ^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/connection.py", line 947, in wait\n    ready = selector.select(timeout)\n            ^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/selectors.py", line 415, in select\n    fd_event_list = self._selector.poll(timeout)\n                    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/work/small4/.venv/lib/python3.11/site-packages/torch/utils/data/_utils/signal_handling.py", line 73, in handler\n    _error_if_any_worker_fails()\nRuntimeError: DataLoader worker (pid 11399) is killed by signal: Segmentation fault. \n\nThe above exception was the direct cause of the following exception:\n\nTraceback (most recent call last):\n  File "/tmp/small4/seg/worker_crash.py", line 17, in <module>\n    for batch in DataLoader(Images(), batch_size=2, num_workers=1):\n  File "/work/small4/.venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 725, in __next__\n    data = self._next_data()\n           ^^^^^^^^^^^^^^^^^\n  File "/work/small4/.venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1505, in _next_data\n    idx, data = self._get_data()\n                ^^^^^^^^^^^^^^^^\n  File "/work/small4/.venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1464, in _get_data\n    success, data = self._try_get_data()\n                    ^^^^^^^^^^^^^^^^^^^^\n  File "/work/small4/.venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1304, in _try_get_data\n    raise RuntimeError(\nRuntimeError: DataLoader worker (pid(s) 11399) exited unexpectedly\n'
+
+
+def _a_worker_crash_not_a_missing_report(said: str) -> None:
+    found = explained(said)
+    assert found.id == "log.worker_crash", found.summary
+    assert "segmentation fault" in found.summary.lower() and "Here a DataLoader worker crashed" in found.fix
+    assert "not in this log" not in found.summary, found.summary
+
+
+def test_a_dataloader_workers_crash_leads_and_its_exit_is_not_read_as_a_missing_report():
+    # the crash is printed first and told twice more by the main process: one death, not /dev/shm with "the
+    # worker's own report is not in this log"
+    _a_worker_crash_not_a_missing_report(WORKER_CRASHED)
+
+
+def test_a_real_dataloader_workers_crash_leads(tmp_path):
+    (tmp_path / "train.py").write_text(CRASHING_WORKER)
+    said = _stderr(
+        ["bash", "-c", 'ulimit -c 0; exec "$0" -X faulthandler train.py', sys.executable], tmp_path
+    )
+    assert "is killed by signal: Segmentation fault" in said, said
+    _a_worker_crash_not_a_missing_report(said)

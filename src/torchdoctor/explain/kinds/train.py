@@ -883,9 +883,11 @@ def _pids(hits: list[Hit]) -> set[str]:
 
 def exit_told_twice(by_kind: dict[str, list[Hit]]) -> bool:
     """Whether the DataLoader's "worker (pid(s) N) exited unexpectedly" is only the same worker's death that its
-    "DataLoader worker (pid N) is killed by signal: Killed" already says (torch's _try_get_data raises the first
-    from the second): the /dev/shm reading of the bare exit would be a second, wrong cause beside it."""
-    exited, killed = by_kind.get("dataloader_shm", []), by_kind.get("worker_killed", [])
+    "DataLoader worker (pid N) is killed by signal: Killed" (or ": Segmentation fault", a worker's crash) already
+    says (torch's _try_get_data raises the first from the second): the /dev/shm reading of the bare exit, saying
+    the worker's own report is not in the log, would be a second, wrong cause beside it."""
+    exited = by_kind.get("dataloader_shm", [])
+    killed = by_kind.get("worker_killed", []) + by_kind.get("worker_crash", [])
     if not exited or not killed or not all("worker_exited" in h.facts for h in exited):
         return False
     return bool(_pids(exited)) and _pids(exited) <= _pids(killed)
