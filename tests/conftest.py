@@ -247,6 +247,7 @@ PROCESS_TESTS = {
         "test_a_real_shell_line_of_a_write_past_the_file_size_limit",
         "test_a_real_crash_while_exiting_from_an_error_follows_that_error",
         "test_a_real_dataloader_workers_crash_leads",
+        "test_a_real_faulthandler_stack_names_the_crashed_threads_package_not_another_threads",
     },
     # catalog_coverage.from_libtorch reads the library through binutils' `strings`
     "test_catalog_extraction": {

@@ -316,3 +316,22 @@ def test_a_real_dataloader_workers_crash_leads(tmp_path):
     )
     assert "is killed by signal: Segmentation fault" in said, said
     _a_worker_crash_not_a_missing_report(said)
+
+
+def test_a_real_faulthandler_stack_names_the_crashed_threads_package_not_another_threads(tmp_path):
+    # faulthandler lists the other threads first (newest first), the thread that crashed as "Current thread": a
+    # package's thread waiting (tqdm's monitor, a logger's) is not where the crash was
+    package = tmp_path / "site-packages" / "waiter"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "import threading\n\n\ndef idle():\n    threading.Event().wait()\n\n\n"
+        "def start():\n    threading.Thread(target=idle, daemon=True).start()\n"
+    )
+    code = (
+        f"import sys; sys.path.insert(0, {str(package.parent)!r}); import ctypes, time, waiter; waiter.start(); "
+        "time.sleep(0.2); ctypes.string_at(0)"
+    )
+    said = _stderr(["bash", "-c", 'ulimit -c 0; exec "$0" -X faulthandler -c "$1"', sys.executable, code])
+    assert said.index("Thread 0x") < said.index("Current thread"), said
+    found = explained(said)
+    assert found.id == "log.worker_crash" and "waiter" not in found.summary + found.fix, found.summary
