@@ -245,6 +245,9 @@ PROCESS_TESTS = {
         "test_a_real_faulthandler_stack_names_the_package_whose_code_crashed",
         "test_a_real_uncaught_cpp_exception_names_its_type_and_what",
         "test_a_real_shell_line_of_a_write_past_the_file_size_limit",
+        "test_a_real_crash_while_exiting_from_an_error_follows_that_error",
+        "test_a_real_dataloader_workers_crash_leads",
+        "test_a_real_faulthandler_stack_names_the_crashed_threads_package_not_another_threads",
     },
     # catalog_coverage.from_libtorch reads the library through binutils' `strings`
     "test_catalog_extraction": {
@@ -337,6 +340,10 @@ PROCESS_TESTS = {
     # Fabric's save under `if fabric.is_global_zero:` on 2 gloo ranks under launch --watchdog (u34)
     "test_explain_u34_lightning_save_on_rank_zero": {
         "test_fabric_save_on_rank_zero_only_under_watchdog_leads_with_calling_lightnings_save_on_every_rank"
+    },
+    # a Lightning run on the CPU with 2 DataLoader workers, SIGINT to the rank and then its workers (session 40)
+    "test_launch_s40_lightning_ctrl_c": {
+        "test_a_live_lightning_step_stopped_with_its_workers_is_named_not_the_workers_wait"
     },
     # the DDP tutorial's loop on 2 gloo ranks under torchdoctor launch, rank 1's dataset hanging, SIGINT (u31)
     "test_launch_u31_ctrl_c_places": {

@@ -273,6 +273,22 @@ def test_binary_files_in_a_folder_are_skipped_not_read(tmp_path):
     ]
 
 
+def test_a_folder_whose_only_log_like_file_is_binary_names_it_and_why_it_was_not_read(tmp_path):
+    # a run's folder with its script and a checkpoint torch.save wrote, no log: the checkpoint is named, not "the
+    # input" (the script is left out as source code); nothing failed that explain read, so still a skip (exit 0)
+    import torch
+
+    torch.save({"linear.weight": torch.zeros(64, 64)}, tmp_path / "checkpoint.pt")
+    (tmp_path / "train.py").write_text("import torch\n")
+    (finding,) = explain([str(tmp_path)])
+    assert (finding.id, finding.status) == ("log.unrecognised", "skip"), finding.summary
+    assert finding.summary.startswith(
+        f"{tmp_path / 'checkpoint.pt'} was not read: it is binary, not a log ("
+    ), finding.summary
+    assert "are NUL bytes: a checkpoint" in finding.summary and "the input" not in finding.summary
+    assert "2>&1 | tee train.log" in finding.fix
+
+
 def test_crlf_colour_codes_and_bad_utf8(tmp_path):
     log = tmp_path / "win.log"
     coloured = "\x1b[31m" + OOM.replace("\n", "") + "\x1b[0m"

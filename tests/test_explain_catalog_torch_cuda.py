@@ -39,6 +39,14 @@ def _printed(ident: str) -> str:
     return "RuntimeError: " + filled(ident, *values) + "\n"
 
 
+# CUDABlas.cpp's bgemm<at::BFloat16>: TORCH_CUDABLAS_CHECK prints the call as its source writes it
+BF16_BATCHED_GEMM = (
+    "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmStridedBatchedEx(handle, "
+    "opa, opb, (int)m, (int)n, (int)k, (void*)&falpha, a, CUDA_R_16BF, (int)lda, stridea, b, CUDA_R_16BF, "
+    "(int)ldb, strideb, (void*)&fbeta, c, CUDA_R_16BF, (int)ldc, stridec, (int)num_batches, compute_type, "
+    "CUBLAS_GEMM_DEFAULT_TENSOR_OP)`\n"
+)
+
 # what a source puts where a number would not be printed: NCCLUtils.hpp's C10D_NCCL_ASSERT names the file, its
 # line and ncclGetErrorWithVersion's words
 _VALUES = {
@@ -117,13 +125,11 @@ NAMED = [
         ["cublasSgemmStridedBatched", "reinstall torch", "torch.version.cuda"],
     ),
     # the same status where the call's own arguments name a bfloat16 operand (CUDA_R_16BF): a GPU before Ampere
-    # has no bf16 matrix multiply, so that reading leads and the fix is the dtype (session 39, a Llama fine-tune)
+    # has no bf16 matrix multiply, so that reading leads, its kind with it, and the fix is the dtype (session 39, a
+    # Llama fine-tune); the build is the other reading
     (
-        "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmStridedBatchedEx(handle, "
-        "opa, opb, (int)m, (int)n, (int)k, (void*)&falpha, a, CUDA_R_16BF, (int)lda, stridea, b, CUDA_R_16BF, "
-        "(int)ldb, strideb, (void*)&fbeta, c, CUDA_R_16BF, (int)ldc, stridec, (int)num_batches, compute_type, "
-        "CUBLAS_GEMM_DEFAULT_TENSOR_OP)`\n",
-        "broken_install",
+        BF16_BATCHED_GEMM,
+        "bf16_unsupported",
         "likely",
         ["a bfloat16 matrix multiply (CUDA_R_16BF", "older than Ampere", "torch.float16", "reinstall torch"],
     ),
@@ -131,7 +137,7 @@ NAMED = [
         "RuntimeError: CUDA error: CUBLAS_STATUS_ARCH_MISMATCH when calling `cublasGemmEx( handle, opa, opb, m, "
         "n, k, &falpha, a, CUDA_R_16BF, lda, b, CUDA_R_16BF, ldb, &fbeta, c, CUDA_R_16BF, ldc, CUDA_R_32F, "
         "CUBLAS_GEMM_DFALT_TENSOR_OP)`\n",
-        "broken_install",
+        "bf16_unsupported",
         "likely",
         ["CUBLAS_STATUS_ARCH_MISMATCH", "cublasGemmEx"],
     ),
@@ -175,6 +181,34 @@ def test_a_float32_cublas_call_is_not_offered_the_bfloat16_reading():
     assert "cublasSgemmStridedBatched" in found.summary
     assert "bfloat16" not in found.summary + found.fix
     assert "log.bf16_unsupported" not in found.details.get("alternatives", [])
+
+
+def test_a_bfloat16_cublas_call_in_a_trainers_run_is_bf16_unsupported_with_the_build_as_its_alternative():
+    # a Llama fine-tune in bf16 on a V100 as the Trainer's run prints it: the summary leads with bf16 on a GPU
+    # older than Ampere, so the finding's id and --json kind say so (it was broken_install's, session 39)
+    log = (
+        "{'loss': 1.8312, 'learning_rate': 1.9e-05, 'epoch': 0.01}\n"
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/finetune.py", line 88, in <module>\n'
+        "    trainer.train()\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/transformers/trainer.py", line 1539, in train\n'
+        "    return inner_training_loop(\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/transformers/models/llama/modeling_llama.py", line 350, '
+        "in forward\n"
+        "    attn_weights = torch.matmul(query_states, key_states.transpose(2, 3)) / math.sqrt(self.head_dim)\n"
+        + BF16_BATCHED_GEMM
+    )
+    (found,) = findings(log)
+    assert (found.id, found.details["kind"], found.details["confidence"]) == (
+        "log.bf16_unsupported",
+        "bf16_unsupported",
+        "likely",
+    )
+    assert found.summary.startswith(
+        "likely: cuBLAS refused cublasGemmStridedBatchedEx, a bfloat16 matrix multiply"
+    )
+    assert found.details["alternatives"][0] == "log.broken_install"
+    assert "older than 1.10" not in found.summary  # bf16's version reading is accelerate's, not cuBLAS's
 
 
 # (a line that shares an anchor's words but is another message, the kind it must not be named)

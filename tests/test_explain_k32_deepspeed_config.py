@@ -184,3 +184,31 @@ def test_a_pipeline_modules_state_asked_outside_save_checkpoint():
     leads_with(
         f"AssertionError: {message}\n", "deepspeed_config_mismatch", "certain", ["engine.save_checkpoint("]
     )
+
+
+def test_a_second_zero_init_under_hpz_names_the_hpz_setting_and_the_group_to_reuse():
+    # utils/groups.py asserts when zero.Init (partition_parameters.py, which makes the hpZ group unless handed one)
+    # runs a second time in a process: here a DPO script's reference model loaded after the policy, under ZeRO-3
+    # with "zero_hpz_partition_size" above 1 (deepspeedai/DeepSpeed#4901, #7066); the frames as 0.16's source has them
+    message = filled("deepspeed:zero-parameter-intra-parallel-group-is")
+    found = leads_with(
+        "[2025-02-20 10:12:31,402] [INFO] [partition_parameters.py:348:__exit__] finished initializing model - "
+        "num_params = 291, num_elems = 7.24B\n"
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/train_dpo.py", line 120, in <module>\n'
+        "    ref_model = AutoModelForCausalLM.from_pretrained(args.model_name_or_path, torch_dtype=torch.bfloat16)\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/transformers/modeling_utils.py", line 3594, in '
+        "from_pretrained\n"
+        "    init_contexts = [deepspeed.zero.Init(config_dict_or_path=deepspeed_config())] + init_contexts\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/zero/partition_parameters.py", line 978, '
+        "in __init__\n"
+        "    groups._create_zero_param_parallel_group(_ds_config.zero_config.zero_hpz_partition_size)\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/deepspeed/utils/groups.py", line 663, in '
+        "_create_zero_param_parallel_group\n"
+        "    assert _ZERO_PARAM_INTRA_PARALLEL_GROUP is None, \\\n"
+        f"AssertionError: {message}\n",
+        "deepspeed_config_mismatch",
+        "certain",
+        ['"zero_hpz_partition_size": 1', "second deepspeed.zero.Init", "zero_param_parallel_group="],
+    )
+    assert "train_dpo.py:120" in found.fix, found.fix

@@ -87,3 +87,41 @@ def test_a_ray_train_workers_traceback_is_read_through_its_prefix():
     lead, _ = lead_of(CORPUS / "1271.txt")
     assert lead.id == "log.invalid_device_ordinal"
     assert "ray" in lead.details["facts"]["frame_packages"], lead.details
+
+
+PLANTED = Path(__file__).parent / "fixtures" / "planted_runs"
+# torch's c10 warning as the reducer prints it (reducer.cpp's TORCH_WARN_ONCE) under torch's "[rank1]:" prefix
+_UNUSED_WARNING = (
+    "[W1203 14:28:17.281750402 reducer.cpp:1529] Warning: find_unused_parameters=True was specified in DDP "
+    "constructor, but did not find any unused parameters in the forward pass."
+)
+
+
+def test_a_ranks_warning_printed_after_a_progress_bar_is_that_ranks():
+    # a real two-rank Trainer run (planted_runs/hf_trainer_no_fault): rank 0's reducer warning came out after rank
+    # 0's own tqdm bar, on the bar's line ("[00:00<?, ?it/s][rank0]:[W..."), rank 1's on a line of its own
+    found = explain([str(PLANTED / "hf_trainer_no_fault" / "console.txt")])
+    unused = next(f for f in found if f.id == "log.find_unused_parameters_unneeded")
+    assert unused.details["ranks"] == "0, 1", unused.summary
+
+
+@pytest.mark.parametrize(
+    "bar",
+    [
+        "\r  0%|          | 0/8 [00:00<?, ?it/s]",  # tqdm's first draw, the warning right after it (recorded)
+        "\rEpoch 0:  12%|█▎        | 3/25 [00:01<00:08,  2.90it/s, v_num=0] ",  # Lightning's, then a space
+        "\rEpoch 0:   8%|▊ | 2/25 [00:00<00:09]\rEpoch 0:  12%|█▎  | 3/25 [00:01<00:08]\r",  # redrawn, then "\r"
+        "\r 12%|█▎  | 3/25 [00:01<00:08, loss=[0.52, 0.48]]",  # a postfix with brackets of its own
+    ],
+)
+def test_the_rank_prefix_after_a_progress_bar_is_found(bar):
+    assert clean(f"{bar}[rank1]:{_UNUSED_WARNING}".encode()) == (_UNUSED_WARNING, 1)
+
+
+def test_a_progress_bar_with_no_rank_after_it_keeps_its_text():
+    # the bar's own metrics stay readable (a loss of nan in its postfix); a line after it with no rank stays too
+    for line in (
+        " 45%|████▌     | 100/220 [01:00<01:10, loss=nan]",
+        " 45%|████▌     | 100/220 [01:00<01:10]\nRuntimeError: boom",
+    ):
+        assert clean(line.encode()) == (line, None)

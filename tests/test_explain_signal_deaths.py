@@ -7,12 +7,15 @@ from real processes where this machine can make one and from the corpus's train 
 nothing but the signal (mp.spawn's "terminated with signal SIGABRT", torchrun's exitcode -6), explain says it
 cannot tell and how to find out, never a guessed cause."""
 
+import io
 import shutil
 import subprocess
 import sys
 
 import pytest
 from explaining import explained, lead
+
+from torchdoctor.explain.diagnose import explain
 
 # glibc aborts on the second free of one pointer: a real native heap corruption, in a real process
 DOUBLE_FREE = """\
@@ -189,3 +192,146 @@ def test_a_crash_in_torchs_own_frame_keeps_the_general_native_crash_advice():
     )
     assert found.id == "log.worker_crash", found.summary
     assert "Reinstall the library named (torch)" not in found.fix and "dmesg" in found.fix, found.fix
+
+
+# a script that fails on its own error, then dies while exiting from it: an exit handler (an extension's teardown)
+# touches memory it should not, so faulthandler's "Fatal Python error: Segmentation fault" comes after the traceback
+DIES_UNWINDING = """\
+import atexit
+import ctypes
+
+atexit.register(lambda: ctypes.string_at(0))
+images = [0.0] * 4
+for step in range(8):
+    print(f"step {step}: loss {1.0 / (step + 1):.3f}", flush=True)
+    images[step]
+"""
+
+# what that script printed here (python -X faulthandler, Python 3.11), the shell's line after it
+DIED_UNWINDING = """\
+step 3: loss 0.250
+step 4: loss 0.200
+Traceback (most recent call last):
+  File "/tmp/small4/seg/crash_train.py", line 22, in <module>
+    data[step]
+    ~~~~^^^^^^
+  File "/tmp/small4/seg/crash_train.py", line 10, in __getitem__
+    return self.images[index]
+           ~~~~~~~~~~~^^^^^^^
+IndexError: list index out of range
+Fatal Python error: Segmentation fault
+
+Current thread 0x00007f38c2ff1b80 (most recent call first):
+  File "/root/.pyenv/versions/3.11.7/lib/python3.11/ctypes/__init__.py", line 519 in string_at
+  File "/tmp/small4/seg/crash_train.py", line 15 in teardown
+Segmentation fault (core dumped)
+"""
+
+
+def _error_leads_and_the_crash_follows(said: str, error: str) -> None:
+    found = explain(["-"], stdin=io.BytesIO(said.encode()))
+    assert found[0].id == "log.unrecognised" and error in found[0].summary, found[0].summary
+    crash = next(f for f in found if f.id == "log.worker_crash")
+    assert crash.details["consequence_of"] == "log.unrecognised" and crash.status == "warn", crash.summary
+
+
+def test_a_real_crash_while_exiting_from_an_error_follows_that_error(tmp_path):
+    (tmp_path / "train.py").write_text(DIES_UNWINDING)
+    said = _stderr(
+        ["bash", "-c", 'ulimit -c 0; exec "$0" -X faulthandler train.py', sys.executable], tmp_path
+    )
+    assert said.index("IndexError") < said.index("Fatal Python error: Segmentation fault"), said
+    _error_leads_and_the_crash_follows(said, "IndexError: list index out of range")
+
+
+def test_a_crash_printed_after_the_error_it_died_unwinding_from_does_not_lead():
+    _error_leads_and_the_crash_follows(DIED_UNWINDING, "IndexError: list index out of range")
+    # a known error leads the same way, the crash named as what followed it
+    found = explain(
+        ["-"],
+        stdin=io.BytesIO(
+            DIED_UNWINDING.replace(
+                "IndexError: list index out of range",
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+                "79.15 GiB of which 1.06 GiB is free.",
+            ).encode()
+        ),
+    )
+    assert found[0].id == "log.cuda_oom", found[0].summary
+    assert next(f for f in found if f.id == "log.worker_crash").details["consequence_of"] == "log.cuda_oom"
+
+
+def test_a_crash_printed_first_or_alone_still_leads():
+    crash = DIED_UNWINDING[DIED_UNWINDING.index("Fatal Python error") :]
+    assert explained(crash).id == "log.worker_crash"
+    # another process's traceback after the crash (a DataLoader worker's dump, then the main process's error)
+    error = DIED_UNWINDING[: DIED_UNWINDING.index("Fatal Python error")]
+    assert explained(crash + error).id == "log.worker_crash"
+
+
+# a DataLoader worker that crashes in its dataset's native code (ctypes here, a decoder in the threads): torch's
+# worker handler says so first, then the main process's "is killed by signal" and "exited unexpectedly"
+CRASHING_WORKER = """\
+import ctypes
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Images(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, index):
+        if index == 3:
+            ctypes.string_at(0)  # a decoder's native bug, in the worker
+        return torch.zeros(2)
+
+
+for batch in DataLoader(Images(), batch_size=2, num_workers=1):
+    print("batch", batch.shape, flush=True)
+"""
+
+# what it printed here (python -X faulthandler, torch 2.13.0+cpu, Python 3.11), stdout and stderr as one
+WORKER_CRASHED = 'ERROR: Unexpected segmentation fault encountered in worker.\n\x00Traceback (most recent call last):\n  File "/work/small4/.venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1291, in _try_get_data\n    data = self._data_queue.get(timeout=timeout)\n           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/queues.py", line 113, in get\n    if not self._poll(timeout):\n           ^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/connection.py", line 257, in poll\n    return self._poll(timeout)\n           ^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/connection.py", line 440, in _poll\n    r = wait([self], timeout)\n        ^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/connection.py", line 947, in wait\n    ready = selector.select(timeout)\n            ^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/selectors.py", line 415, in select\n    fd_event_list = self._selector.poll(timeout)\n                    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/work/small4/.venv/lib/python3.11/site-packages/torch/utils/data/_utils/signal_handling.py", line 73, in handler\n    _error_if_any_worker_fails()\nRuntimeError: DataLoader worker (pid 11399) is killed by signal: Segmentation fault. \n\nThe above exception was the direct cause of the following exception:\n\nTraceback (most recent call last):\n  File "/tmp/small4/seg/worker_crash.py", line 17, in <module>\n    for batch in DataLoader(Images(), batch_size=2, num_workers=1):\n  File "/work/small4/.venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 725, in __next__\n    data = self._next_data()\n           ^^^^^^^^^^^^^^^^^\n  File "/work/small4/.venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1505, in _next_data\n    idx, data = self._get_data()\n                ^^^^^^^^^^^^^^^^\n  File "/work/small4/.venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1464, in _get_data\n    success, data = self._try_get_data()\n                    ^^^^^^^^^^^^^^^^^^^^\n  File "/work/small4/.venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1304, in _try_get_data\n    raise RuntimeError(\nRuntimeError: DataLoader worker (pid(s) 11399) exited unexpectedly\n'
+
+
+def _a_worker_crash_not_a_missing_report(said: str) -> None:
+    found = explained(said)
+    assert found.id == "log.worker_crash", found.summary
+    assert "segmentation fault" in found.summary.lower() and "Here a DataLoader worker crashed" in found.fix
+    assert "not in this log" not in found.summary, found.summary
+
+
+def test_a_dataloader_workers_crash_leads_and_its_exit_is_not_read_as_a_missing_report():
+    # the crash is printed first and told twice more by the main process: one death, not /dev/shm with "the
+    # worker's own report is not in this log"
+    _a_worker_crash_not_a_missing_report(WORKER_CRASHED)
+
+
+def test_a_real_dataloader_workers_crash_leads(tmp_path):
+    (tmp_path / "train.py").write_text(CRASHING_WORKER)
+    said = _stderr(
+        ["bash", "-c", 'ulimit -c 0; exec "$0" -X faulthandler train.py', sys.executable], tmp_path
+    )
+    assert "is killed by signal: Segmentation fault" in said, said
+    _a_worker_crash_not_a_missing_report(said)
+
+
+def test_a_real_faulthandler_stack_names_the_crashed_threads_package_not_another_threads(tmp_path):
+    # faulthandler lists the other threads first (newest first), the thread that crashed as "Current thread": a
+    # package's thread waiting (tqdm's monitor, a logger's) is not where the crash was
+    package = tmp_path / "site-packages" / "waiter"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "import threading\n\n\ndef idle():\n    threading.Event().wait()\n\n\n"
+        "def start():\n    threading.Thread(target=idle, daemon=True).start()\n"
+    )
+    code = (
+        f"import sys; sys.path.insert(0, {str(package.parent)!r}); import ctypes, time, waiter; waiter.start(); "
+        "time.sleep(0.2); ctypes.string_at(0)"
+    )
+    said = _stderr(["bash", "-c", 'ulimit -c 0; exec "$0" -X faulthandler -c "$1"', sys.executable, code])
+    assert said.index("Thread 0x") < said.index("Current thread"), said
+    found = explained(said)
+    assert found.id == "log.worker_crash" and "waiter" not in found.summary + found.fix, found.summary

@@ -13,7 +13,7 @@ from torchdoctor.explain import console_attempts, cut_traceback
 from torchdoctor.explain.collect import Collector
 from torchdoctor.explain.flight_recorder.findings import explain_dumps
 from torchdoctor.explain.flight_recorder.records import looks_like_dump
-from torchdoctor.explain.inputs import logs, looks_binary, why_not_a_log
+from torchdoctor.explain.inputs import logs, looks_binary, why_binary, why_not_a_log
 from torchdoctor.explain.kinds import config_checks
 from torchdoctor.explain.uncovered import quoted_in_prose
 from torchdoctor.explain.verdict import per_attempt
@@ -32,7 +32,7 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
     collectors: dict[int | None, Collector] = {}  # one per torchrun restart (attempt_N folder)
     dumps: list[Path] = []
     notes: list[Finding] = []
-    skipped: list[str] = []
+    skipped: dict[str, str] = {}  # a binary file in a folder, not read: why
     no_text: dict[str, str] = {}  # an input given by name or on stdin that holds no log: why
     watched = [Path(p).resolve() for p in paths if p != "-" and is_watchdog_folder(Path(p))]
     hangs, is_ours = [], None
@@ -47,7 +47,7 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
             dumps.append(log.path)
             continue
         if log.in_folder and looks_binary(log.head):  # a checkpoint beside the logs: not worth reading
-            skipped.append(log.source)
+            skipped[log.source] = why_binary(log.head)
             continue
         if not log.in_folder and (why := why_not_a_log(log.head)):
             no_text[log.source] = why
@@ -77,9 +77,9 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
     if not any(
         f.status in ("fail", "warn") or f.id in ("log.unrecognised", "log.interrupted") for f in found
     ):
-        found.append(quoted_in_prose(collector.ctx) or _nothing(collector, no_text))
+        found.append(quoted_in_prose(collector.ctx) or _nothing(collector, no_text, skipped))
         if skipped:
-            found[-1].details["binary_files_skipped"] = skipped[:20]
+            found[-1].details["binary_files_skipped"] = list(skipped)[:20]
     return found + notes
 
 
@@ -90,15 +90,20 @@ def _merge(from_logs: list[Finding], from_dumps: list[Finding]) -> list[Finding]
     return causes + from_dumps + rest
 
 
-def _nothing(collector: Collector, no_text: dict[str, str]) -> Finding:
+def _nothing(collector: Collector, no_text: dict[str, str], skipped: dict[str, str]) -> Finding:
+    """The finding where nothing was recognised: why each input holds no log where none does (empty, not text,
+    or a folder's binary files, named rather than "the input"), else that nothing known was found."""
     ctx = collector.ctx
-    if ctx.sources and all(source in no_text for source in ctx.sources):
-        named = "; ".join(f"{source} {no_text[source]}" for source in ctx.sources[:3])
+    if (ctx.sources or skipped) and all(source in no_text for source in ctx.sources):
+        said = {source: no_text[source] for source in ctx.sources} | {
+            source: f"was not read: it {why}" for source, why in skipped.items()
+        }
+        named = "; ".join(f"{source} {why}" for source, why in list(said.items())[:3])
         return Finding(
             "log.unrecognised",
             "skip",
             named,
-            {"files": len(ctx.sources), "no_text": dict(list(no_text.items())[:20])},
+            {"files": len(ctx.sources), "no_text": dict(list(said.items())[:20])},
             "Give explain the run's log: the console's output saved to a file (python train.py 2>&1 | tee "
             "train.log), torchrun's --log-dir folder, or the file the scheduler wrote (SLURM's --output). A run "
             "killed before Python flushed its output can leave its log empty: python -u or PYTHONUNBUFFERED=1 "

@@ -151,6 +151,17 @@ def looks_binary(head: bytes) -> bool:
     return bool(sample) and sample.count(0) > len(sample) // 100
 
 
+def why_binary(head: bytes) -> str:
+    """Why a file `looks_binary` is not read, its NUL bytes named: "is binary, not a log (48% of its 4004 bytes
+    are NUL bytes: a checkpoint, a core dump, an archive?)"."""
+    sample = head[: 1 << 16]
+    read = "first 64 KiB" if len(sample) == 1 << 16 else f"{len(sample)} bytes"
+    return (
+        f"is binary, not a log ({100 * sample.count(0) / len(sample):.0f}% of its {read} are NUL bytes: "
+        "a checkpoint, a core dump, an archive?)"
+    )
+
+
 def why_not_a_log(head: bytes) -> str:
     """Why an input is not a log to read ("" when it may be one): it is empty, or more than 5% of its first 64 KiB
     are control bytes, which a log has next to none of (a checkpoint, a core dump: about 11% in random bytes).

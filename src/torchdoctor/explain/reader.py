@@ -80,6 +80,13 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,256}(?:\x07|\x1
 # torchrun --tee prefixes a line with the local rank ("[default1]:") and torch with the global one
 # ("[rank1]:"): with both, the last one (the global rank) is the line's rank
 _RANK_PREFIX = re.compile(r"^\s*(?:\[(?:rank|default)(\d{1,6})\]:\s?)+")
+# tqdm's bar as it redraws the terminal (" 12%|█▎  | 3/25 [00:01<00:08, 2.90it/s]", Lightning's "Epoch 0: " before it
+# and its metrics in the brackets), right before a rank's prefix: the other process's line, printed while the bar
+# was drawn, follows it on the same line with no newline of its own (or after its "\r"); what is before it is the
+# bar's redraws, and the line is that rank's (planted_runs/hf_trainer_no_fault: "[00:00<?, ?it/s][rank0]:[W...")
+_BAR_BEFORE_RANK = re.compile(
+    r"\d{1,3}%\|[^|\n]{0,400}\|[^\n]{0,400}?\][ \t]*\n?(?=[ \t]*\[(?:rank|default)\d{1,6}\]:)"
+)
 # what launchers and log collectors put before every line of a process's output, taken off like the rank prefix
 # (a traceback's "  File" lines are read only without it): Open MPI's --tag-output ("[1,3]<stderr>:", the MPI
 # rank: Horovod, DeepSpeed's MPI launchers), a container runtime's log line as Kubernetes keeps it
@@ -140,6 +147,8 @@ def clean(raw: bytes) -> tuple[str, int | None]:
         text = _ANSI.sub("", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    if "%|" in text and (bar := _BAR_BEFORE_RANK.search(text)):
+        text = text[bar.end() :]
     rank = None
     for _ in range(4):  # stacked: pdsh's host, then torchrun's "[default1]:[rank1]:"
         prefix = _RANK_PREFIX.match(text)

@@ -143,6 +143,8 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
             else:
                 del by_kind[kind]
     roles = {kind: role(kind, kind_hits) for kind, kind_hits in by_kind.items()}
+    if first is not None and "worker_crash" in by_kind and _died_unwinding(by_kind["worker_crash"], first):
+        roles["worker_crash"] = "consequence"
     sure = {kind: BY_KIND[kind].confidence(kind_hits, ctx) for kind, kind_hits in by_kind.items()}
     # a certain cause leads a likely one (stable: earliest first within each)
     causes = sorted((k for k in by_kind if roles[k] == "cause"), key=lambda k: sure[k] != "certain")
@@ -548,6 +550,18 @@ def _on(hit: Hit, raised: Raised, span: int = 0) -> bool:
         # (exitcode: -9) local_rank: 1" below rank 0's error: rank 1's exit, not rank 0's line)
         return False
     return raised.line - raised.above <= hit.line <= raised.line + len(raised.detail) + max(span, 3)
+
+
+def _died_unwinding(crashes: list[Hit], raised: Raised) -> bool:
+    """The process crashed after the exception that started the failure, on its rank: the first crash line
+    (faulthandler's "Fatal Python error: Segmentation fault", the shell's "Segmentation fault (core dumped)")
+    within `NEAR` lines below that exception's last line, none above it. It died while unwinding from that
+    exception (a destructor or an extension's teardown), which is the cause; the crash is what followed. A crash
+    printed first, or alone, or an exception whose own message is the crash, is none of these."""
+    end = max(link.line + len(link.detail) for link in _chain(raised))
+    if any(h.source != raised.source or hit_rank(h) != raised.rank or h.line <= end for h in crashes):
+        return False
+    return min(h.line for h in crashes) - end <= NEAR
 
 
 def _covers(hit: Hit, raised: Raised) -> bool:

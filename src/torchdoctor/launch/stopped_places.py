@@ -13,12 +13,13 @@ from __future__ import annotations
 import faulthandler
 import linecache
 import os
+import re
 import signal
 from pathlib import Path
 from typing import TextIO
 
-from torchdoctor.hang.source import is_user_code
-from torchdoctor.hang.stacks import dumps_in
+from torchdoctor.hang.source import Frame, is_user_code
+from torchdoctor.hang.stacks import forked_helper, parse_faulthandler
 
 _open: list[TextIO] = []  # the note faulthandler writes to, open until the process ends
 
@@ -49,6 +50,26 @@ def said_itself(directory: str | None, rank: str) -> None:
             pass
 
 
+def _where_the_rank_was(note: str) -> list[Frame]:
+    """The main thread's frames in the rank's own first stack in its note: where it was when the first Ctrl-C came.
+    Its forked DataLoader workers inherit the handler and the note, so their stacks (torch's worker loop under the
+    rank's ``trainer.fit``, found with a Lightning run) are in it too, in no set order; a later stack of the rank's
+    own is its shutdown (a second SIGINT while Lightning tears down), not the step it was stopped in. Read block by
+    block: a worker's threads need not repeat the rank's thread ids, so dumps are not told apart by them."""
+    blocks = re.split(r"(?m)^(?=(?:Current thread|Thread) 0x[0-9a-fA-F]+)", note)
+    threads = [frames for block in blocks for frames in parse_faulthandler(block).values() if frames]
+    # a thread threading started has its _bootstrap outermost; the main thread (a rank's or a fork's) does not
+    mains = [
+        frames
+        for frames in threads
+        if not (
+            frames[0].function == "_bootstrap" and frames[0].file.replace("\\", "/").endswith("/threading.py")
+        )
+    ]
+    own = [frames for frames in mains if not forked_helper(frames)]
+    return (own or mains or [[]])[0]
+
+
 def places_of_the_others(directory: Path) -> list[str]:
     """``torchdoctor: rank 1 was interrupted at train.py:12 in <module>: store.wait(["saved"])`` for each rank
     whose note is left (it never raised KeyboardInterrupt): the innermost line of the user's code in its main
@@ -57,12 +78,12 @@ def places_of_the_others(directory: Path) -> list[str]:
     for path in sorted(directory.glob("interrupted.*"), key=lambda p: p.suffix):
         rank = path.suffix.lstrip(".")
         try:
-            dumps = dumps_in(path.read_text(errors="replace"))
+            note = path.read_text(errors="replace")
         except OSError:  # gone meanwhile: nothing to say of it
             continue
-        if not rank.isdigit() or not dumps:
+        if not rank.isdigit():
             continue
-        frames = list(dumps[-1].values())[-1]  # faulthandler lists the oldest thread, the main one, last
+        frames = _where_the_rank_was(note)
         user = [i for i, f in enumerate(frames) if is_user_code(f.file)]
         if not user:
             continue

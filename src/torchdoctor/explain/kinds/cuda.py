@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain import printed_versions
-from torchdoctor.explain.kinds import arch_wheels, task_gpus
+from torchdoctor.explain.kinds import arch_wheels, cublas_build, task_gpus
 from torchdoctor.explain.recognisers import (
     Alternative,
     Context,
@@ -1429,8 +1429,9 @@ _NO_GPU_SEEN = Alternative(
 
 def _bf16_sure(hits: list[Hit], ctx: Context) -> bool:
     """Certain on a message that names the GPU; accelerate's and transformers' several-cause messages only beside
-    a torch >= 1.10; transformers 5's without its Ampere sentence never (torch saw no CUDA GPU)."""
-    if all("bf16_no_cuda" in h.facts for h in hits):
+    a torch >= 1.10; transformers 5's without its Ampere sentence never (torch saw no CUDA GPU); cuBLAS refusing a
+    bfloat16 call never (a build that does not fit the GPU prints it too)."""
+    if all("bf16_no_cuda" in h.facts or "cublas_bf16" in h.facts for h in hits):
         return False
     if any(h.specific for h in hits):
         return True
@@ -1439,6 +1440,8 @@ def _bf16_sure(hits: list[Hit], ctx: Context) -> bool:
 
 
 def _bf16(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if all("cublas_bf16" in h.facts for h in hits):
+        return cublas_build.explain_bf16(hits)
     summary = "this GPU does not support bfloat16 (bf16 needs compute capability 8.0, Ampere, or newer)"
     fix = (
         "Train in fp16 with loss scaling instead (--fp16 / mixed_precision='fp16', "
@@ -1448,27 +1451,33 @@ def _bf16(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     return summary + on_ranks(hits), fix
 
 
+_BF16_MESSAGES = (
+    "does not support bfloat16",
+    TRANSFORMERS_BF16,
+    TRANSFORMERS_BF16_DEVICE,
+    "Type bf16 is not supported on your device",
+    ACCELERATE_BF16,
+)
+
 BF16_UNSUPPORTED = Recogniser(
     kind="bf16_unsupported",
     title="bf16 on a GPU without it",
-    anchors=(
-        "does not support bfloat16",
-        TRANSFORMERS_BF16,
-        TRANSFORMERS_BF16_DEVICE,
-        "Type bf16 is not supported on your device",
-        ACCELERATE_BF16,
-    ),
+    # cuBLAS's statuses are read here only on a call whose arguments name a bfloat16 operand (cublas_build.py)
+    anchors=(*_BF16_MESSAGES, *cublas_build.BF16_ANCHORS),
+    match=R("|".join(map(re.escape, _BF16_MESSAGES)) + "|" + cublas_build.BF16.pattern),
     templates=(
         "transformers:your-setup-doesn-support-bf16-gpu",
         "torch_native:bf16-not-supported",
         "deepspeed:type-bf16-is-not-supported-on",  # deepspeed/runtime/engine.py: bf16 on a GPU without it
         "accelerate:bf16-mixed-precision-requires-pytorch-and",
+        *cublas_build.BF16_TEMPLATES,
     ),
-    generic=(ACCELERATE_BF16, TRANSFORMERS_BF16),
+    generic=(ACCELERATE_BF16, TRANSFORMERS_BF16, *cublas_build.BF16_ANCHORS),
     facts=(
         R(
             r"(?P<bf16_no_cuda>need to assign use_cpu if you want to train the model on CPU\.)(?! You need Ampere)"
         ),
+        *cublas_build.FACTS,
     ),
     confirm=_bf16_sure,
     also=(
@@ -1478,8 +1487,10 @@ BF16_UNSUPPORTED = Recogniser(
             "a PyTorch older than 1.10 (accelerate's and transformers' 4.x messages name it beside the GPU)",
             "Upgrade PyTorch to 1.10 or newer (pip install -U torch); check with python -c 'import torch; "
             "print(torch.__version__)'.",
-            unless=("bf16_no_cuda",),  # transformers 5 needs a torch 2 anyway
+            # transformers 5 needs a torch 2 anyway; cuBLAS's refusal is no version check
+            unless=("bf16_no_cuda", "cublas_bf16"),
         ),
+        *cublas_build.BF16_ALSO,
     ),
     describe=_bf16,
 )

@@ -474,6 +474,21 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "world size that is a multiple of the GPUs each node shows (torch.cuda.device_count(); 8 or 16 processes on "
         '8-GPU nodes, not 12), or set "zero_quantized_gradients": false.',
     ),
+    # utils/groups.py _create_zero_param_parallel_group (0.10.0+, ZeRO++): the hpZ group of
+    # "zero_hpz_partition_size" ranks is made once a process; the engine and stage3.py reuse it, but zero.Init
+    # (runtime/zero/partition_parameters.py) makes it again unless it is handed zero_param_parallel_group, so a second
+    # zero.Init in one process asserts: a second model built or from_pretrained under ZeRO-3 with hpZ (a reference
+    # or teacher model, a vision encoder beside the LLM, nested contexts: deepspeedai/DeepSpeed#4901, #7066; still so
+    # in 0.18, #8361 open)
+    (
+        "ZeRO parameter intra parallel group is already initialized",
+        'ZeRO++\'s hierarchical partitioning ("zero_hpz_partition_size" above 1) makes its group once a process, and '
+        "a second deepspeed.zero.Init (a second model built or loaded with from_pretrained under ZeRO-3: a reference "
+        "or teacher model, a vision encoder beside the language model, nested zero.Init contexts) asks for it again. "
+        'Set "zero_hpz_partition_size": 1 in "zero_optimization" (no hpZ), or build every model in one zero.Init '
+        "context, or hand a later zero.Init the group that exists: deepspeed.zero.Init(config_dict_or_path=ds_config, "
+        "zero_param_parallel_group=deepspeed.utils.groups._get_zero_param_intra_parallel_group()).",
+    ),
     (
         "use_data_before_expert_parallel_ is not supported with mp_size > 1",
         'Set "use_data_before_expert_parallelism": false in the DeepSpeed config (the default) when the model is '
@@ -895,6 +910,7 @@ TEMPLATES: tuple[str, ...] = (
     "deepspeed:all-parameters-must-be-float32-for",  # runtime/torch_autocast.py
     "deepspeed:communication-data-type-must-be-float32",
     "deepspeed:num-gpus-not-equal-to-device",  # utils/groups.py
+    "deepspeed:zero-parameter-intra-parallel-group-is",  # utils/groups.py: zero.Init's hpZ group made twice
     "deepspeed:use-data-before-expert-parallel-is",
     "deepspeed:is-not-valid-attn-implementation-the",
     "deepspeed:either-seq-length-is-variable-needs",

@@ -1399,6 +1399,8 @@ MISSING_LAUNCHER = Recogniser(
         *cuda_init.ANCHORS,
         *cublas_build.ANCHORS,
     ),
+    # a bfloat16 call cuBLAS refused as unsupported: bf16_unsupported's line (cuda.BF16_UNSUPPORTED reads it)
+    reject=cublas_build.BF16,
     confirm=_not_an_old_torch,
     also=(
         Alternative(

@@ -883,9 +883,11 @@ def _pids(hits: list[Hit]) -> set[str]:
 
 def exit_told_twice(by_kind: dict[str, list[Hit]]) -> bool:
     """Whether the DataLoader's "worker (pid(s) N) exited unexpectedly" is only the same worker's death that its
-    "DataLoader worker (pid N) is killed by signal: Killed" already says (torch's _try_get_data raises the first
-    from the second): the /dev/shm reading of the bare exit would be a second, wrong cause beside it."""
-    exited, killed = by_kind.get("dataloader_shm", []), by_kind.get("worker_killed", [])
+    "DataLoader worker (pid N) is killed by signal: Killed" (or ": Segmentation fault", a worker's crash) already
+    says (torch's _try_get_data raises the first from the second): the /dev/shm reading of the bare exit, saying
+    the worker's own report is not in the log, would be a second, wrong cause beside it."""
+    exited = by_kind.get("dataloader_shm", [])
+    killed = by_kind.get("worker_killed", []) + by_kind.get("worker_crash", [])
     if not exited or not killed or not all("worker_exited" in h.facts for h in exited):
         return False
     return bool(_pids(exited)) and _pids(exited) <= _pids(killed)
@@ -1025,8 +1027,11 @@ _HEAP_FRAMES = r"__libc_malloc|_int_malloc|_int_free|malloc_consolidate|__libc_f
 _CRASH_FACTS = (
     R(rf"(?P<heap>{_HEAP})"),
     R(rf"\((?P<heap_frame>{_HEAP_FRAMES})\+0x"),
+    # faulthandler's stack of the thread that crashed ("Current thread", or "Stack" where it dumps that one alone),
+    # innermost first: not another thread's it lists before it (tqdm's monitor waiting in threading.py)
     R(
-        r'File "[^"\n]{0,300}?[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_]\w{0,60})[/\\."][^"\n]{0,200}", line \d+ in '
+        r"(?:Current thread 0x[0-9a-fA-F]{1,16}|Stack) \(most recent call first\):\n(?:[^\n]{0,400}\n){0,10}?"
+        r'\s*File "[^"\n]{0,300}?[/\\](?:site|dist)-packages[/\\](?P<package>[A-Za-z_]\w{0,60})[/\\."][^"\n]{0,200}", line \d+ in '
     ),
     R(
         r"(?:\]|\bfrom) +(?:/[^\s(/]{1,80})*/(?P<library>lib(?!c\.so|pthread\.so|c-|gcc_s|dl\.so)[\w+.-]{1,60}?\.so)"
