@@ -409,7 +409,7 @@ def test_torchruns_log_dir_without_tee_says_where_the_output_went(tmp_path):
 # -- the command line -------------------------------------------------------------------------------------
 
 
-def test_cli_exit_status_json_and_stdin(cli, tmp_path):
+def test_cli_exit_status_json_and_stdin(cli, cli_here, tmp_path):
     log = tmp_path / "run.log"
     log.write_text(OOM)
     result = cli("explain", "--json", str(log))
@@ -417,7 +417,8 @@ def test_cli_exit_status_json_and_stdin(cli, tmp_path):
     assert json.loads(result.stdout)["findings"][0]["id"] == "log.cuda_oom"
     healthy = tmp_path / "ok.log"
     healthy.write_text(STEPS)
-    result = cli("explain", str(healthy))
+    # a file and stdin in real processes; the healthy file's status and words through the same `main` here
+    result = cli_here("explain", str(healthy))
     assert result.returncode == 0 and "no known failure recognised" in result.stdout
     assert "torchdoctor report" in result.stdout
     import subprocess
