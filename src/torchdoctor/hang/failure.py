@@ -125,8 +125,24 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
         culprits = [first]
         frames = [Frame(*f) for f in said.get("frames", [])]
         where = _user_frame(frames)
-        text = f"rank {first} failed first: {said['error']}" + (f" at {where}" if where else "")
-    victims = [r for r, _ in raised if r not in culprits]
+        error = (
+            said["error"].rstrip(".") if where else said["error"]
+        )  # "...{device(type='cpu')} at train.py:213"
+        text = f"rank {first} failed first: {error}" + (f" at {where}" if where else "")
+        # the other ranks that raised an error of their own: the same one at the same line is the script's
+        # fault on every rank (a DDP(device_ids=...) on CPU), not a consequence of the first; another is told
+        alike = [r for r, s in causes[1:] if _same_failure(said, s, where)]
+        culprits = sorted([first, *alike])
+        if alike:
+            text += f". {_who(alike).capitalize()} raised the same error there, on {'its' if len(alike) == 1 else 'their'} own"
+        for rank, other in causes[1:]:
+            if rank not in alike:
+                elsewhere = _user_frame([Frame(*f) for f in other.get("frames", [])])
+                text += f". Rank {rank} failed on its own too: {other['error']}" + (
+                    f" at {elsewhere}" if elsewhere else ""
+                )
+    own = {r for r, _ in causes}
+    victims = [r for r, _ in raised if r not in culprits and r not in own]
     if victims:
         text += f". {_who(victims).capitalize()} failed after it, as its consequence (their collective lost its peer)"
     stopped = [r for r in died if r not in culprits]
@@ -270,6 +286,18 @@ def _ended_itself(files: RankFiles) -> tuple[str, list[Frame]] | None:
         return str(said["how"]), [Frame(*f) for f in said["frames"]]
     except (OSError, ValueError, TypeError, KeyError):  # not there: it did not end itself through Python
         return None
+
+
+def _same_failure(first: dict, other: dict, where: Frame | None) -> bool:
+    """Whether another rank raised the first one's error, in its type and at the same line of the script (the
+    values in the message may differ by rank: ``device_ids [0]`` and ``device_ids [1]``)."""
+    elsewhere = _user_frame([Frame(*f) for f in other.get("frames", [])])
+    same_place = (
+        where is not None
+        and elsewhere is not None
+        and (where.file, where.line) == (elsewhere.file, elsewhere.line)
+    )
+    return same_place and first["error"].partition(":")[0] == other["error"].partition(":")[0]
 
 
 def _user_frame(frames: list[Frame]) -> Frame | None:
