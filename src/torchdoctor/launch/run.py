@@ -245,11 +245,12 @@ def launch(options: LaunchOptions, stream=None) -> int:
         began = time.monotonic()
         with _stopped_by_signals():
             try:
-                if options.watchdog is None:
-                    process = _start(command, env)
-                    result = supervise.Supervision(_wait(process))
-                else:
-                    result = _run_watched(command, env, directory, options)
+                with _while_at_the_rendezvous(options, directory, stream):
+                    if options.watchdog is None:
+                        process = _start(command, env)
+                        result = supervise.Supervision(_wait(process))
+                    else:
+                        result = _run_watched(command, env, directory, options)
             except Stopped as stop:
                 return _interrupted(stop.signum, stream, directory)
         waited, started = time.monotonic() - began, any(directory.glob("started.*"))
@@ -266,6 +267,21 @@ def launch(options: LaunchOptions, stream=None) -> int:
             stream.write(never_joined(options, waited))
     stream.flush()
     return result.returncode
+
+
+def _while_at_the_rendezvous(options: LaunchOptions, directory: Path, stream):
+    """On several nodes, a line on ``stream`` now and then saying whom this node waits for at the rendezvous
+    (`rendezvous_wait`); nothing on one node."""
+    nnodes = nnodes_range(options.flags.get("nnodes"))[1]
+    if is_standalone(options) or nnodes < 2 or backend(options) not in ("static", "c10d"):
+        return contextlib.nullcontext()
+    from torchdoctor.launch.rendezvous_wait import saying_whom_it_waits_for
+
+    host, port = endpoint(options)
+    rank = (options.flags.get("node_rank") or 0) if backend(options) == "static" else None
+    return saying_whom_it_waits_for(
+        stream, directory, nnodes, rank, f"{host}:{port}", rendezvous_timeout(options)
+    )
 
 
 REPORT_FILE = "torchdoctor-report.txt"
