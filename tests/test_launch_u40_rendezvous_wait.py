@@ -34,3 +34,39 @@ def test_a_node_alone_at_the_rendezvous_says_whom_it_waits_for_before_giving_up(
     waiting = rf"torchdoctor: node rank 0 of 2 waits at the rendezvous 127.0.0.1:{port} for the other node "
     assert re.fullmatch(waiting + r"\(node rank 1\): \d+ s of 8", said[0]), result.stderr
     assert "none came." in said[-1] and result.returncode != 0
+
+
+def test_nodes_that_meet_at_once_say_nothing_of_waiting(tmp_path):
+    """The line is said only at the rendezvous: importing torch and starting the workers, slow on a loaded
+    machine (5 s and more here), are not a wait for another node."""
+    (tmp_path / "train.py").write_text("print('ran')\n")
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    nodes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "torchdoctor",
+                "launch",
+                "--nnodes",
+                "2",
+                "--node-rank",
+                str(rank),
+                "--master-addr",
+                "127.0.0.1",
+                "--master-port",
+                str(port),
+                "train.py",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+        )  # fmt: skip
+        for rank in (0, 1)
+    ]
+    outputs = [node.communicate(timeout=120)[0] for node in nodes]
+    assert all(node.returncode == 0 for node in nodes), outputs
+    assert all("ran" in out and "waits at the rendezvous" not in out for out in outputs), outputs

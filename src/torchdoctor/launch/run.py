@@ -170,9 +170,10 @@ def never_joined(options: LaunchOptions, waited: float) -> str:
             + ("none came." if len(others) == 1 else "not all of them came.")
         )
     start = "its own --node-rank and " if backend(options) != "c10d" else ""
+    said = "--rdzv-endpoint" if options.flags.get("rdzv_endpoint") else "--master-addr/--master-port"
     return (
         f"{head} Start `torchdoctor launch` on every node with --nnodes {nnodes}, {start}"
-        f"the same --master-addr/--master-port, and check that each can reach {where} (address, firewall).\n"
+        f"the same {said}, and check that each can reach {where} (address, firewall).\n"
     )
 
 
