@@ -125,16 +125,16 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
         culprits = [first]
         frames = [Frame(*f) for f in said.get("frames", [])]
         where = _user_frame(frames)
-        error = (
-            said["error"].rstrip(".") if where else said["error"]
-        )  # "...{device(type='cpu')} at train.py:213"
+        # "...{device(type='cpu')} at train.py:213", not "...{device(type='cpu')}. at train.py:213"
+        error = said["error"].rstrip(".") if where else said["error"]
         text = f"rank {first} failed first: {error}" + (f" at {where}" if where else "")
         # the other ranks that raised an error of their own: the same one at the same line is the script's
         # fault on every rank (a DDP(device_ids=...) on CPU), not a consequence of the first; another is told
         alike = [r for r, s in causes[1:] if _same_failure(said, s, where)]
         culprits = sorted([first, *alike])
         if alike:
-            text += f". {_who(alike).capitalize()} raised the same error there, on {'its' if len(alike) == 1 else 'their'} own"
+            own_words = "its own" if len(alike) == 1 else "their own"
+            text += f". {_who(alike).capitalize()} raised the same error there, on {own_words}"
         for rank, other in causes[1:]:
             if rank not in alike:
                 elsewhere = _user_frame([Frame(*f) for f in other.get("frames", [])])
