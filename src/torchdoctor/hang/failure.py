@@ -100,6 +100,7 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
     died_alone = [r for r in died if codes.get(r) != -15]
     causes = [(r, s) for r, s in raised if not _PEER_GONE.search(s["error"])]
     causes.sort(key=lambda item: item[1].get("time", 0))
+    told: set[int] = set()  # ranks whose own error the verdict tells: never called a consequence
     if died_alone:
         culprits = died_alone
         files = RankFiles(directory, culprits[0])
@@ -135,14 +136,14 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
         if alike:
             own_words = "its own" if len(alike) == 1 else "their own"
             text += f". {_who(alike).capitalize()} raised the same error there, on {own_words}"
+        told = {r for r, _ in causes}
         for rank, other in causes[1:]:
             if rank not in alike:
                 elsewhere = _user_frame([Frame(*f) for f in other.get("frames", [])])
                 text += f". Rank {rank} failed on its own too: {other['error']}" + (
                     f" at {elsewhere}" if elsewhere else ""
                 )
-    own = {r for r, _ in causes}
-    victims = [r for r, _ in raised if r not in culprits and r not in own]
+    victims = [r for r, _ in raised if r not in culprits and r not in told]
     if victims:
         text += f". {_who(victims).capitalize()} failed after it, as its consequence (their collective lost its peer)"
     stopped = [r for r in died if r not in culprits]
