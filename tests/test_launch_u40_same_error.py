@@ -40,3 +40,20 @@ def test_another_error_of_its_own_is_told_and_a_lost_peer_is_still_a_consequence
     assert found.culprits == [0]
     assert "Rank 1 failed on its own too: KeyError: 'labels' at train.py:40 in <module>" in found.text
     assert "Rank 2 failed after it, as its consequence (their collective lost its peer)" in found.text
+
+
+DEBUG_MODE_ERROR = (
+    "DistributedOperationException: Cannot apply desired operation because the processes called different "
+    "operations at the same point. All processes must call the same collectives in the same order."
+)
+
+
+def test_debug_modes_error_on_every_rank_at_each_ranks_own_line_blames_both(tmp_path):
+    """nanoGPT with rank 0 reducing its loss where rank 1 waits in a barrier, under `launch --debug`: debug mode
+    raises on both ranks, each at its own call; neither is the other's consequence (it said rank 0 was)."""
+    _done(tmp_path, 0, DEBUG_MODE_ERROR + "\n\nOperation: ...", 319, 100.02)
+    _done(tmp_path, 1, DEBUG_MODE_ERROR + "\n\nOperation: ...", 321, 100.01)
+    found = failure_verdict(tmp_path)
+    assert found.culprits == [0, 1] and "consequence" not in found.text
+    assert found.text.startswith("rank 1 failed first: DistributedOperationException")
+    assert "Rank 0 raised the same error at train.py:319 in <module>." in found.text

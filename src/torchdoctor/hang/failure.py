@@ -129,17 +129,22 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
         # "...{device(type='cpu')} at train.py:213", not "...{device(type='cpu')}. at train.py:213"
         error = said["error"].rstrip(".") if where else said["error"]
         text = f"rank {first} failed first: {error}" + (f" at {where}" if where else "")
-        # the other ranks that raised an error of their own: the same one at the same line is the script's
-        # fault on every rank (a DDP(device_ids=...) on CPU), not a consequence of the first; another is told
-        alike = [r for r, s in causes[1:] if _same_failure(said, s, where)]
+        # the other ranks that raised an error of their own: the same one (at the same line, or with the same
+        # words: debug mode's, raised on every rank) is the script's on every rank (a DDP(device_ids=...) on CPU,
+        # a divergence debug mode caught), not a consequence of the first; another error is told as its own
+        alike = {r: _place(s) for r, s in causes[1:] if _same_failure(said, s, where)}
         culprits = sorted([first, *alike])
-        if alike:
-            own_words = "its own" if len(alike) == 1 else "their own"
-            text += f". {_who(alike).capitalize()} raised the same error there, on {own_words}"
+        there = [r for r, place in alike.items() if place == where]
+        if there:
+            own_words = "its own" if len(there) == 1 else "their own"
+            text += f". {_who(there).capitalize()} raised the same error there, on {own_words}"
+        for rank, place in alike.items():
+            if place != where:
+                text += f". Rank {rank} raised the same error" + (f" at {place}" if place else "")
         told = {r for r, _ in causes}
         for rank, other in causes[1:]:
             if rank not in alike:
-                elsewhere = _user_frame([Frame(*f) for f in other.get("frames", [])])
+                elsewhere = _place(other)
                 text += f". Rank {rank} failed on its own too: {other['error']}" + (
                     f" at {elsewhere}" if elsewhere else ""
                 )
@@ -289,16 +294,24 @@ def _ended_itself(files: RankFiles) -> tuple[str, list[Frame]] | None:
         return None
 
 
+def _place(said: dict) -> Frame | None:
+    """The script's line a rank's ``rank<N>.done`` says it raised at."""
+    return _user_frame([Frame(*f) for f in said.get("frames", [])])
+
+
 def _same_failure(first: dict, other: dict, where: Frame | None) -> bool:
-    """Whether another rank raised the first one's error, in its type and at the same line of the script (the
-    values in the message may differ by rank: ``device_ids [0]`` and ``device_ids [1]``)."""
-    elsewhere = _user_frame([Frame(*f) for f in other.get("frames", [])])
-    same_place = (
+    """Whether another rank raised the first one's error: its type, and the same line of the script (the values
+    in the message may differ by rank: ``device_ids [0]`` and ``device_ids [1]``) or the same words (debug mode
+    raises its exception on every rank, each at its own call)."""
+    if first["error"].partition(":")[0] != other["error"].partition(":")[0]:
+        return False
+    elsewhere = _place(other)
+    same_line = (
         where is not None
         and elsewhere is not None
         and (where.file, where.line) == (elsewhere.file, elsewhere.line)
     )
-    return same_place and first["error"].partition(":")[0] == other["error"].partition(":")[0]
+    return same_line or first["error"].partition("\n")[0] == other["error"].partition("\n")[0]
 
 
 def _user_frame(frames: list[Frame]) -> Frame | None:
