@@ -13,7 +13,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from torchdoctor.rank_list import who
@@ -21,6 +21,9 @@ from torchdoctor.rank_list import who
 FIRST = 5.0  # seconds at the rendezvous before the first line: nodes started together have met by then
 EVERY = 30.0  # seconds between the lines after it
 ENTERED, MET = "rendezvous.entered", "rendezvous.met"  # the agent's marks in the launch's folder
+FOLDER_VARIABLE = (
+    "TORCHDOCTOR_RENDEZVOUS_DIR"  # the launch's folder, for the agent (set by `torchdoctor launch`)
+)
 
 
 def waiting_line(nnodes: int, node_rank: int | None, where: str, waited: float, timeout: float) -> str:
@@ -38,10 +41,11 @@ def waiting_line(nnodes: int, node_rank: int | None, where: str, waited: float, 
     )
 
 
-def noting_the_rendezvous(folder: str | None) -> None:
-    """In torchrun's process, before its agent runs: mark `ENTERED` in ``folder`` as the agent enters the
-    rendezvous and `MET` once it is over (torch's ``SimpleElasticAgent._rendezvous``, there from torch 1.9 to
-    2.13; without it nothing is marked and the launcher says nothing)."""
+def noting_the_rendezvous(environ: Mapping[str, str]) -> None:
+    """In torchrun's process, before its agent runs: mark `ENTERED` in the folder `FOLDER_VARIABLE` names as the
+    agent enters the rendezvous and `MET` once it is over (torch's ``SimpleElasticAgent._rendezvous``, there
+    from torch 1.9 to 2.13; without it nothing is marked and the launcher says nothing)."""
+    folder = environ.get(FOLDER_VARIABLE)
     if not folder:
         return
     try:

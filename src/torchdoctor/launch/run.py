@@ -246,7 +246,7 @@ def launch(options: LaunchOptions, stream=None) -> int:
         began = time.monotonic()
         with _stopped_by_signals():
             try:
-                with _while_at_the_rendezvous(options, directory, stream):
+                with _while_at_the_rendezvous(options, directory, stream, env):
                     if options.watchdog is None:
                         process = _start(command, env)
                         result = supervise.Supervision(_wait(process))
@@ -270,14 +270,16 @@ def launch(options: LaunchOptions, stream=None) -> int:
     return result.returncode
 
 
-def _while_at_the_rendezvous(options: LaunchOptions, directory: Path, stream):
+def _while_at_the_rendezvous(options: LaunchOptions, directory: Path, stream, env: dict[str, str]):
     """On several nodes, a line on ``stream`` now and then saying whom this node waits for at the rendezvous
-    (`rendezvous_wait`); nothing on one node."""
+    (`rendezvous_wait`), from the marks torchrun's agent leaves in ``directory`` (named to it in ``env``, which
+    torchrun starts with); nothing on one node."""
     nnodes = nnodes_range(options.flags.get("nnodes"))[1]
     if is_standalone(options) or nnodes < 2 or backend(options) not in ("static", "c10d"):
         return contextlib.nullcontext()
-    from torchdoctor.launch.rendezvous_wait import saying_whom_it_waits_for
+    from torchdoctor.launch.rendezvous_wait import FOLDER_VARIABLE, saying_whom_it_waits_for
 
+    env[FOLDER_VARIABLE] = str(directory)  # where torchrun's agent marks the rendezvous
     host, port = endpoint(options)
     rank = (options.flags.get("node_rank") or 0) if backend(options) == "static" else None
     return saying_whom_it_waits_for(
