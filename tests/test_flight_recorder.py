@@ -329,6 +329,16 @@ def test_which_ranks_take_a_branch_is_read_from_the_condition(tmp_path):
     assert rank_condition(str(source), 4).few is True  # so few take the else
 
 
+def test_nanogpts_master_process_is_a_condition_on_the_rank(tmp_path):
+    """nanoGPT's train.py (and scripts written from it) names rank 0 ``master_process``; session 40 planted an
+    all_reduce under ``if master_process:`` against a barrier in its ``else``, and nothing named the condition."""
+    source = tmp_path / "train.py"
+    source.write_text("if master_process:\n    dist.all_reduce(x)\nelse:\n    dist.barrier()\n")
+    assert rank_condition(str(source), 2) == (1, "if master_process:", False, True)
+    assert rank_condition(str(source), 4) == (1, "if master_process:", True, False)
+    assert _taken_by_few(ast.parse("args.is_master", mode="eval").body) is True
+
+
 def test_a_cut_anywhere_is_a_truncated_dump_never_a_mismatch(tmp_path):
     """Every byte a writer can stop at: the file is named as cut off, never unreadable, and the half-written
     entry (keys missing, or a size/dtype list cut short) never reads as a mismatch."""

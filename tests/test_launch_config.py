@@ -412,6 +412,8 @@ def test_the_nodes_that_never_joined_are_named():
     )
     c10d = given("--nnodes", "3", "--rdzv-endpoint", "h0", "--rdzv-backend", "c10d")
     assert "at the c10d rendezvous h0:29400 for 3 nodes in all" in never_joined(c10d, 5)
+    # the flag the user gave is the one to repeat on every node (session 40: it said --master-addr/--master-port)
+    assert "with --nnodes 3, the same --rdzv-endpoint, and check" in never_joined(c10d, 5)
 
 
 def test_each_worker_leaves_a_mark_once_past_the_rendezvous(tmp_path):

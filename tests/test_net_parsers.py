@@ -341,3 +341,17 @@ def test_a_passed_smoke_test_says_how_many_ranks_talked(world_size):
         )
     else:
         assert finding.summary.startswith("2 ranks on 1 host (vm) talk to each other over gloo")
+
+
+@pytest.mark.parametrize("endpoint", ["127.0.0.1:29471", "node01:29400"])
+def test_a_rendezvous_no_other_node_reached_offers_no_interface_setting(endpoint):
+    """Session 40: `net --nnodes 2` alone at the rendezvous was told to set NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME,
+    which play no part before the ranks start (only the store at the endpoint is reached), and, for 127.0.0.1, to
+    run `nc -zv 127.0.0.1` from the other hosts, which reaches each of them itself."""
+    from torchdoctor.net.verdicts import verdicts
+
+    waited = "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError\n"
+    (alone,) = verdicts({}, 4, 8, waited, finished=True, expected_reports=2, endpoint=endpoint, nnodes=2)
+    host, _, port = endpoint.rpartition(":")
+    assert f"nc -zv {host} {port}" in alone.fix and "SOCKET_IFNAME" not in alone.fix
+    assert ("is a loopback address" in alone.fix) == (host == "127.0.0.1")

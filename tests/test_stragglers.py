@@ -53,6 +53,7 @@ def window(
     blocked: float = 0.0,
     blocked_every: int = 1,
     peers_asleep: float = 0.0,
+    loader: bool = True,
 ):
     """Window ``number`` as the ranks publish it: every rank's own work is 35 ms plus noise (±``noise``,
     different on every rank and step); ``slow`` reaches each step's collective ``late`` seconds after the
@@ -67,7 +68,8 @@ def window(
     for a CPU, as before the ranks noted them). ``blocked``: ``slow`` spends that much of its ``late`` asleep in its
     loop (neither on a CPU nor waiting for one), on every ``blocked_every``-th step (else none of it is late).
     ``peers_asleep``: every rank but ``lagging`` spends that much more of its compute asleep (its waiting for the
-    ``lagging`` rank, in its loop rather than in a collective whose arrivals are compared)."""
+    ``lagging`` rank, in its loop rather than in a collective whose arrivals are compared). ``loader=False``: no
+    DataLoader, so no time in next() is noted on any rank (a loop that builds its batches itself)."""
     import random
 
     rng = random.Random(seed * 1000 + number)
@@ -101,7 +103,7 @@ def window(
                 noted[0].append(t + latest + 0.005 + after[rank])
             slept = (asleep if rank == slow else 0.0) + waits_asleep[rank]
             rows.append(
-                [latest + 0.005, 0.002 + extra, 0.005 + waits + after[rank],
+                [latest + 0.005, 0.002 + extra if loader else 0.0, 0.005 + waits + after[rank],
                  own[rank] - 0.002 - extra - queued - slept, noted, 0.001 + queued]
             )  # fmt: skip
             if preempted is not None:  # switched (not read), preempted
@@ -119,6 +121,19 @@ def test_the_late_rank_is_named_with_its_cause_and_its_victims_are_not():
     assert (rank, cause) == (2, "input")
     assert "next() 17 ms vs median 2.0 ms" in text
     assert slower == pytest.approx(0.015 / 0.035, rel=0.15)  # the others' own 35 ms, 15 ms more
+
+
+def test_without_a_dataloader_the_cause_says_the_loops_own_batches_count_in_it():
+    """Session 40: nanoGPT's get_batch (no DataLoader) slowed on one rank was "host (asleep or blocked ...)", and
+    CPU work in it "device": right, but nothing said that the loop's own batches land there."""
+    _, _, cause, text, *_ = judge_stretch(stretch(3, 4, slow=0, late=0.01, blocked=0.01, loader=False))
+    assert cause == "host" and text.endswith(
+        "; no DataLoader seen: batches the loop builds itself count here)"
+    )
+    _, _, cause, text, *_ = judge_stretch(stretch(3, 4, slow=0, late=0.01, loader=False))
+    assert cause == "device" and "no DataLoader seen" in text
+    _, _, cause, text, *_ = judge_stretch(stretch(3, 4, slow=0, late=0.01))
+    assert cause == "device" and "DataLoader" not in text
 
 
 def test_a_slowdown_of_five_percent_is_named_where_steps_vary_by_more():

@@ -29,6 +29,12 @@ class CommandResult:
         return self.returncode == 0
 
 
+# The commands run_command waits on now, in any thread: a Ctrl-C reaches only the main thread, and a command
+# in its own session does not see it, so whoever waits on threads ends these (`end_running_commands`).
+_running: set[subprocess.Popen] = set()
+_running_lock = threading.Lock()
+
+
 def run_command(
     args: Sequence[str], timeout: float = 10, env: Mapping[str, str] | None = None, input: str | None = None
 ) -> CommandResult:
@@ -64,6 +70,8 @@ def run_command(
         _kill_group(process)
         process.wait()
         raise KeyboardInterrupt
+    with _running_lock:
+        _running.add(process)
     try:
         stdout, stderr = process.communicate(input=input, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -74,7 +82,24 @@ def run_command(
         _kill_group(process)
         process.wait()
         raise
+    finally:
+        with _running_lock:
+            _running.discard(process)
     return CommandResult(args, process.returncode, stdout, stderr)
+
+
+def end_running_commands() -> None:
+    """End every command `run_command` is waiting on, in every thread, with what each started.
+
+    For a Ctrl-C in the main thread while other threads wait on commands (``torchdoctor mpi``'s ssh to every
+    host at once): the interrupt reaches neither those threads nor the commands, each in its own session, so
+    without this the main thread would wait for the slowest of them to time out before it could stop.
+    """
+    with _running_lock:
+        running = list(_running)
+    for process in running:
+        if process.returncode is None:  # not reaped yet: its process group is still the one it started
+            _kill_group(process)
 
 
 @contextlib.contextmanager

@@ -37,6 +37,7 @@ def mpi(
     """Check mpirun, the hostfile, passwordless ssh to each host, then run `hostname` once per host."""
     from torchdoctor.mpi.checks import diagnose
     from torchdoctor.mpi.hostfile import distinct_hosts, parse_hostfile, refuse_aliases
+    from torchdoctor.status_line import status_line
 
     require_seconds("--timeout", timeout)  # nan, inf or 1e13 would reach subprocess's wait and crash it
     require_seconds("--ssh-timeout", ssh_timeout, maximum=_MAX_SSH_TIMEOUT)
@@ -51,8 +52,6 @@ def mpi(
         raise BadInput(
             f"-n {n}: more than the {hosts} host(s) {hostfile} lists (the sanity run starts one process per host)"
         )
-    exit_with_findings(
-        diagnose(hostfile, entries, n, timeout=timeout, connect_timeout=ssh_timeout),
-        as_json,
-        verbose,
-    )
+    with status_line(f"checking mpirun and {hostfile}") as say:
+        findings = diagnose(hostfile, entries, n, timeout=timeout, connect_timeout=ssh_timeout, say=say)
+    exit_with_findings(findings, as_json, verbose)

@@ -51,6 +51,7 @@ def mismatch_message(entries: Mapping[int, Mapping[str, Any]], backend: str = ""
             "Cannot apply desired operation because the processes called different operations at the same "
             f"point. All processes must call the same collectives in the same order.\n\nOperations:\n  - {lines}"
             + sites
+            + _conditions_at(entries)  # the condition that sent a rank its own way, when the source shows one
         )
     for field, plural in FIELDS.items():
         values = [entries[r].get(field) for r in ranks]
@@ -71,7 +72,7 @@ def mismatch_message(entries: Mapping[int, Mapping[str, Any]], backend: str = ""
             "All processes must call the same collectives in the same order, and a call from another line "
             "usually means a rank took another path (a condition on the rank, a loop that ran a different "
             "number of times); if these lines are meant to pair up, call the collective from one line after "
-            "the branch." + _sites_block(entries)
+            "the branch." + _sites_block(entries) + _conditions_at(entries)
         )
     if backend == "nccl" and any("cpu" in json.dumps(entries[r].get("device")) for r in ranks):
         lines = "\n  - ".join(f"Process {r}: {_show(entries[r].get('device'))}" for r in ranks)

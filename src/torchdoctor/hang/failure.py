@@ -100,6 +100,7 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
     died_alone = [r for r in died if codes.get(r) != -15]
     causes = [(r, s) for r, s in raised if not _PEER_GONE.search(s["error"])]
     causes.sort(key=lambda item: item[1].get("time", 0))
+    told: set[int] = set()  # ranks whose own error the verdict tells: never called a consequence
     if died_alone:
         culprits = died_alone
         files = RankFiles(directory, culprits[0])
@@ -125,8 +126,29 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
         culprits = [first]
         frames = [Frame(*f) for f in said.get("frames", [])]
         where = _user_frame(frames)
-        text = f"rank {first} failed first: {said['error']}" + (f" at {where}" if where else "")
-    victims = [r for r, _ in raised if r not in culprits]
+        # "...{device(type='cpu')} at train.py:213", not "...{device(type='cpu')}. at train.py:213"
+        error = said["error"].rstrip(".") if where else said["error"]
+        text = f"rank {first} failed first: {error}" + (f" at {where}" if where else "")
+        # the other ranks that raised an error of their own: the same one (at the same line, or with the same
+        # words: debug mode's, raised on every rank) is the script's on every rank (a DDP(device_ids=...) on CPU,
+        # a divergence debug mode caught), not a consequence of the first; another error is told as its own
+        alike = {r: _place(s) for r, s in causes[1:] if _same_failure(said, s, where)}
+        culprits = sorted([first, *alike])
+        there = [r for r, place in alike.items() if place == where]
+        if there:
+            own_words = "its own" if len(there) == 1 else "their own"
+            text += f". {_who(there).capitalize()} raised the same error there, on {own_words}"
+        for rank, place in alike.items():
+            if place != where:
+                text += f". Rank {rank} raised the same error" + (f" at {place}" if place else "")
+        told = {r for r, _ in causes}
+        for rank, other in causes[1:]:
+            if rank not in alike:
+                elsewhere = _place(other)
+                text += f". Rank {rank} failed on its own too: {other['error']}" + (
+                    f" at {elsewhere}" if elsewhere else ""
+                )
+    victims = [r for r, _ in raised if r not in culprits and r not in told]
     if victims:
         text += f". {_who(victims).capitalize()} failed after it, as its consequence (their collective lost its peer)"
     stopped = [r for r in died if r not in culprits]
@@ -270,6 +292,26 @@ def _ended_itself(files: RankFiles) -> tuple[str, list[Frame]] | None:
         return str(said["how"]), [Frame(*f) for f in said["frames"]]
     except (OSError, ValueError, TypeError, KeyError):  # not there: it did not end itself through Python
         return None
+
+
+def _place(said: dict) -> Frame | None:
+    """The script's line a rank's ``rank<N>.done`` says it raised at."""
+    return _user_frame([Frame(*f) for f in said.get("frames", [])])
+
+
+def _same_failure(first: dict, other: dict, where: Frame | None) -> bool:
+    """Whether another rank raised the first one's error: its type, and the same line of the script (the values
+    in the message may differ by rank: ``device_ids [0]`` and ``device_ids [1]``) or the same words (debug mode
+    raises its exception on every rank, each at its own call)."""
+    if first["error"].partition(":")[0] != other["error"].partition(":")[0]:
+        return False
+    elsewhere = _place(other)
+    same_line = (
+        where is not None
+        and elsewhere is not None
+        and (where.file, where.line) == (elsewhere.file, elsewhere.line)
+    )
+    return same_line or first["error"].partition("\n")[0] == other["error"].partition("\n")[0]
 
 
 def _user_frame(frames: list[Frame]) -> Frame | None:

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-# A condition that tells ranks apart: ``if rank == 0``, ``if self.gpu_id == 0``, ``is_main_process``.
+# A condition that tells ranks apart: ``if rank == 0``, ``if self.gpu_id == 0``, ``is_main_process``, nanoGPT's
+# ``master_process`` (and the scripts written from it), ``is_master``.
 RANK_WORDS = re.compile(
     r"\b(\w*rank\w*|gpu_id|local_gpu|device_id|is_main_process|is_local_main_process|is_world_process_zero|"
-    r"is_global_zero|process_index|local_process_index|main_process)\b",
+    r"is_global_zero|process_index|local_process_index|main_process|master_process|is_master)\b",
     re.IGNORECASE,
 )
 # ("<frozen ...>", "<string>" and the like are no file of the user's; a notebook cell's "<ipython-input-17-...>" is;
@@ -201,7 +202,7 @@ def _taken_by_few(test: ast.expr) -> bool | None:
         return None
     if _is_rank(test):  # ``if state.is_main_process:``, ``if trainer.is_global_zero:``
         name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", "")
-        return True if "main" in name or "zero" in name else None
+        return True if "main" in name or "zero" in name or "master" in name else None
     return None
 
 

@@ -170,9 +170,10 @@ def never_joined(options: LaunchOptions, waited: float) -> str:
             + ("none came." if len(others) == 1 else "not all of them came.")
         )
     start = "its own --node-rank and " if backend(options) != "c10d" else ""
+    said = "--rdzv-endpoint" if options.flags.get("rdzv_endpoint") else "--master-addr/--master-port"
     return (
         f"{head} Start `torchdoctor launch` on every node with --nnodes {nnodes}, {start}"
-        f"the same --master-addr/--master-port, and check that each can reach {where} (address, firewall).\n"
+        f"the same {said}, and check that each can reach {where} (address, firewall).\n"
     )
 
 
@@ -245,11 +246,12 @@ def launch(options: LaunchOptions, stream=None) -> int:
         began = time.monotonic()
         with _stopped_by_signals():
             try:
-                if options.watchdog is None:
-                    process = _start(command, env)
-                    result = supervise.Supervision(_wait(process))
-                else:
-                    result = _run_watched(command, env, directory, options)
+                with _while_at_the_rendezvous(options, directory, stream, env):
+                    if options.watchdog is None:
+                        process = _start(command, env)
+                        result = supervise.Supervision(_wait(process))
+                    else:
+                        result = _run_watched(command, env, directory, options)
             except Stopped as stop:
                 return _interrupted(stop.signum, stream, directory)
         waited, started = time.monotonic() - began, any(directory.glob("started.*"))
@@ -266,6 +268,23 @@ def launch(options: LaunchOptions, stream=None) -> int:
             stream.write(never_joined(options, waited))
     stream.flush()
     return result.returncode
+
+
+def _while_at_the_rendezvous(options: LaunchOptions, directory: Path, stream, env: dict[str, str]):
+    """On several nodes, a line on ``stream`` now and then saying whom this node waits for at the rendezvous
+    (`rendezvous_wait`), from the marks torchrun's agent leaves in ``directory`` (named to it in ``env``, which
+    torchrun starts with); nothing on one node."""
+    nnodes = nnodes_range(options.flags.get("nnodes"))[1]
+    if is_standalone(options) or nnodes < 2 or backend(options) not in ("static", "c10d"):
+        return contextlib.nullcontext()
+    from torchdoctor.launch.rendezvous_wait import FOLDER_VARIABLE, saying_whom_it_waits_for
+
+    env[FOLDER_VARIABLE] = str(directory)  # where torchrun's agent marks the rendezvous
+    host, port = endpoint(options)
+    rank = (options.flags.get("node_rank") or 0) if backend(options) == "static" else None
+    return saying_whom_it_waits_for(
+        stream, directory, nnodes, rank, f"{host}:{port}", rendezvous_timeout(options)
+    )
 
 
 REPORT_FILE = "torchdoctor-report.txt"

@@ -262,6 +262,9 @@ def _main(argv: list[str] | None) -> None:
         args.training_script_args = [*module, name, *args.training_script_args]
         args.training_script, args.module, args.run_path = BOOTSTRAP, True, False
     _quiet_shutdown()
+    from torchdoctor.launch.rendezvous_wait import noting_the_rendezvous
+
+    noting_the_rendezvous(os.environ)  # so the launcher can say whom it waits for there
     os.environ[AGENT_VARIABLE] = str(os.getpid())  # the agent runs in this process; the workers read it
     try:
         torch_run.run(args)

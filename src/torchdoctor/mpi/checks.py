@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -17,7 +18,7 @@ from pathlib import Path
 from torchdoctor.checks import verdict_of
 from torchdoctor.findings import Finding
 from torchdoctor.mpi.hostfile import HostfileEntry, as_style, distinct_hosts, styles
-from torchdoctor.runner import CommandResult, run_command
+from torchdoctor.runner import CommandResult, end_running_commands, run_command
 
 AREA = "mpi"
 FLAVOUR_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH", "intel": "Intel MPI", "unknown": "an unknown MPI"}
@@ -140,6 +141,10 @@ def ssh_fix(host: str, error_text: str) -> str:
     return f"ssh -v {host} true   # shows why the login fails"
 
 
+def _quiet(_text: str) -> None:
+    pass
+
+
 def _try_ssh(host: str, run: Callable[..., CommandResult], connect_timeout: int) -> dict:
     args = ["ssh", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={connect_timeout}", host, "true"]
     # ConnectTimeout bounds the TCP connect only; the login after it gets as long again.
@@ -159,16 +164,43 @@ def check_ssh(
     run: Callable[..., CommandResult] = run_command,
     names_of_this_host: Iterable[str] | None = None,
     connect_timeout: int = 5,
+    say: Callable[[str], None] = _quiet,
 ) -> Finding:
-    """Passwordless ssh (``ssh -o BatchMode=yes``) to every host that is not this machine, in parallel."""
+    """Passwordless ssh (``ssh -o BatchMode=yes``) to every host that is not this machine, in parallel.
+
+    ``say`` hears whom it still waits for (the status line); Ctrl-C ends every ssh at once."""
     verdict = verdict_of(check_ssh)
     here = {n.lower() for n in (local_names() if names_of_this_host is None else names_of_this_host)}
     hosts = [e.host for e in distinct_hosts(entries)]
     remote = [h for h in hosts if h.rpartition("@")[2].lower() not in here]
     if not remote:
         return verdict("skip", "every host is this machine: mpirun needs no ssh", {"hosts": hosts})
+    waiting = dict.fromkeys(remote)
+    lock = threading.Lock()
+
+    def tell() -> None:
+        with lock:
+            left = list(waiting)
+        if not left:
+            say(f"ssh: all {len(remote)} host(s) answered")
+            return
+        shown = ", ".join(left[:4]) + (f" and {len(left) - 4} more" if len(left) > 4 else "")
+        say(f"ssh: waiting for {shown} ({len(left)} of {len(remote)}; at most {2 * connect_timeout + 1}s)")
+
+    def try_one(host: str) -> dict:
+        result = _try_ssh(host, run, connect_timeout)
+        with lock:
+            waiting.pop(host, None)
+        tell()
+        return result
+
+    tell()
     with ThreadPoolExecutor(max_workers=min(16, len(remote))) as pool:
-        results = list(pool.map(lambda h: _try_ssh(h, run, connect_timeout), remote))
+        try:
+            results = list(pool.map(try_one, remote))
+        except BaseException:  # Ctrl-C: the threads' ssh, each in its own session, would hold the exit
+            end_running_commands()
+            raise
     failed = [r for r in results if not r["ok"]]
     if all(r["error"] == "not found: ssh" for r in results):
         return verdict(
@@ -279,12 +311,15 @@ def check_hostnames(
     timeout: float = 60,
     names_of_this_host: Iterable[str] | None = None,
     resolve: Callable[[str], str] = socket.gethostbyname,
+    say: Callable[[str], None] = _quiet,
 ) -> Finding:
     """Run ``hostname`` with ``mpirun`` once on each of the first ``n`` hosts; compare what comes back."""
     verdict = verdict_of(check_hostnames)
     here = {x.lower() for x in (local_names() if names_of_this_host is None else names_of_this_host)}
     command = sanity_command(flavour, hostfile, n)
     expected = [e.host for e in distinct_hosts(entries)[:n]]
+    shown = ", ".join(expected[:4]) + (f" and {len(expected) - 4} more" if len(expected) > 4 else "")
+    say(f"mpirun: waiting for hostname from {shown} (at most {timeout:g}s)")
     result = run(command, timeout=timeout)
     output = (result.stdout + "\n" + result.stderr).strip()
     details = {"command": command, "expected": expected, "stdout": result.stdout[-2000:]}
@@ -340,15 +375,16 @@ def diagnose(
     timeout: float = 60,
     connect_timeout: int = 5,
     names_of_this_host: Iterable[str] | None = None,
+    say: Callable[[str], None] = _quiet,
 ) -> list[Finding]:
     """Every ``mpi.*`` check in the order they depend on each other; the ``mpirun`` run is skipped (with the
     reason) when mpirun is missing, the hostfile does not suit it, or ssh to one of its hosts fails, as it
-    would then fail or wait on a password prompt."""
+    would then fail or wait on a password prompt. ``say`` hears whom each step waits for."""
     here = local_names() if names_of_this_host is None else set(names_of_this_host)
     mpirun = check_mpirun(run)
     flavour = mpirun.details.get("flavour", "unknown")
     findings = [mpirun, check_hostfile(hostfile, entries, flavour)]
-    findings.append(check_ssh(entries, run, here, connect_timeout))
+    findings.append(check_ssh(entries, run, here, connect_timeout, say))
     blockers = [f for f in findings if f.status == "fail"]
     if blockers:
         findings.append(
@@ -359,5 +395,5 @@ def diagnose(
             )
         )
     else:
-        findings.append(check_hostnames(hostfile, entries, n, flavour, run, timeout, here))
+        findings.append(check_hostnames(hostfile, entries, n, flavour, run, timeout, here, say=say))
     return findings

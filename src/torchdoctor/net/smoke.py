@@ -343,7 +343,7 @@ def _start(options, nproc, over_hosts, log_dir, environ, status, worker) -> Rank
     world_size = nproc * options.nnodes
 
     def on_poll(states: dict[int, RankState]) -> None:
-        status.ranks(states, world_size, options.timeout)
+        status.ranks(states, world_size, options.timeout, options.rdzv_endpoint if over_hosts else None)
 
     if over_hosts:
         return launch_over_hosts(

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Mapping
 
 from torchdoctor.net.rank_state import RankState
+from torchdoctor.rank_list import who
 
 
 def _quiet(_text: str) -> None:
@@ -54,8 +55,12 @@ class Status:
         self._rows += 1
         self.say(f"{describe(row)} ({self._rows} of {total})")
 
-    def ranks(self, states: Mapping[int, RankState], world_size: int, timeout: float) -> None:
-        """Whom the run waits for, from the ranks' states read so far."""
+    def ranks(
+        self, states: Mapping[int, RankState], world_size: int, timeout: float, rendezvous: str | None = None
+    ) -> None:
+        """Whom the run waits for, from the ranks' states read so far; ranks at one stage are one group
+        (``ranks 0-7 (starting)``). Over several hosts (``rendezvous`` given) no rank starts before every host
+        has reached the rendezvous, so until one reports, it is the hosts that are waited for, there."""
         rows = next((s.bench for _, s in sorted(states.items()) if s.bench), [])
         if rows:
             total = next(s.bench_total for s in states.values() if s.bench)
@@ -66,8 +71,14 @@ class Status:
         if not absent and not behind:
             self.say(f"{world_size} ranks done")
             return
-        waiting = [f"rank {r} ({stage})" for r, stage in behind.items()]
-        waiting += [f"rank {r} (starting)" for r in absent]
+        if rendezvous and not states:
+            self.say(f"waiting at the rendezvous {rendezvous} for every host to join, at most {timeout:g}s")
+            return
+        stages = {**behind, **dict.fromkeys(absent, "starting")}
+        waiting = [
+            f"{who(r for r, s in stages.items() if s == stage)} ({stage})"
+            for stage in dict.fromkeys(stages[r] for r in sorted(stages))
+        ]
         self.say(f"waiting for {', '.join(waiting)}, at most {timeout:g}s a stage")
 
 

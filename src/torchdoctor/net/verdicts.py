@@ -7,6 +7,7 @@ ranks, or a single rank under torchrun.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import socket
 from collections.abc import Mapping
@@ -447,12 +448,30 @@ def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
                 f"only this node ({this_host}) reached the rendezvous at {endpoint or '?'} within {timeout:g}s: "
                 f"{others} other node{'s' if others != 1 else ''} never came",
                 {"kind": "rendezvous_timeout", "host": this_host, "endpoint": endpoint, "nnodes": nnodes},
-                "Start the same command on every node (same --nnodes, --rdzv-id, --rdzv-endpoint), and from each "
-                "of them check the endpoint is reachable:\n"
-                + REACH_HINT.format(host=host or "HOST", port=port or "PORT"),
+                _rendezvous_fix(host or "HOST", port or "PORT"),
             )
         )
     return findings
+
+
+def _rendezvous_fix(host: str, port: str) -> str:
+    """What to do when the other nodes never reached the rendezvous. Only the store at the endpoint is reached
+    at that point: a socket interface setting (NCCL_/GLOO_SOCKET_IFNAME) plays no part yet, so none is offered."""
+    fix = (
+        "Start the same command on every node (same --nnodes, --rdzv-id, --rdzv-endpoint), and check from each "
+        f"of them that the endpoint answers: nc -zv {host} {port}\n"
+        "Open the port in the firewall, or pick a free one (--rdzv-endpoint HOST:PORT)."
+    )
+    try:
+        loopback = ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if loopback:
+        fix += (
+            f"\n{host} is a loopback address: only nodes on this machine reach it there. For nodes on other "
+            "machines give an address of this one that they reach (`hostname -I`)."
+        )
+    return fix
 
 
 def _incomplete(states, world_size, expected, finished, hosts, nnodes: int = 1) -> Finding:

@@ -861,6 +861,10 @@ def _cause_text(
     own = {name: median(row[k] for row in mine) for name, k in column.items()}
     peer = {name: median(row[k] for row in peers) for name, k in column.items()}
     habit = f"; usually {usual * 1000:+.1f} ms" if abs(usual) >= 0.00005 else ""
+    # no DataLoader's next() timed on any rank: a loop that builds its batches itself (nanoGPT's get_batch)
+    # has its input time in the compute, or asleep or blocked where it reads a file: say so where it counts
+    own_loop = own["data"] == 0 and peer["data"] == 0
+    loop_data = "; no DataLoader seen: batches the loop builds itself count here" if own_loop else ""
     if part == "data":
         return f"input pipeline (next() {_ms(own['data'])} vs median {_ms(peer['data'])}{habit})"
     if part == "transfer":
@@ -873,14 +877,14 @@ def _cause_text(
         longer = median(own_row[k] - peer_row[k] for own_row, peer_row in zip(mine, peers, strict=True))
         return (
             f"host (asleep or blocked outside next() and the collectives {_ms(longer)} per step longer than "
-            f"its peers{habit}: the training loop sleeps, or waits on a file, a lock or the device)"
+            f"its peers{habit}: the training loop sleeps, or waits on a file, a lock or the device{loop_data})"
         )
     if part == "offcpu":
         return (
             f"host (kept waiting for a CPU {_ms(own['offcpu'])} per step vs median {_ms(peer['offcpu'])}"
             f"{habit}: its cores are shared with other processes)"
         )
-    return f"device (compute {_ms(own['cpu'])} vs median {_ms(peer['cpu'])}{habit})"
+    return f"device (compute {_ms(own['cpu'])} vs median {_ms(peer['cpu'])}{habit}{loop_data})"
 
 
 def _ms(seconds: float) -> str:
