@@ -239,6 +239,16 @@ PROCESS_MODULES = {
     "test_watchdog_multinode",
 }
 PROCESS_TESTS = {
+    # a torchrun node alone at a c10d rendezvous, and two that meet
+    "test_launch_u40_rendezvous_wait": {
+        "test_a_node_alone_at_the_rendezvous_says_whom_it_waits_for_before_giving_up",
+        "test_nodes_that_meet_at_once_say_nothing_of_waiting",
+    },
+    # `torchdoctor mpi` with ssh stand-ins that never answer
+    "test_mpi_u40_waiting": {
+        "test_the_status_says_which_hosts_ssh_still_waits_for",
+        "test_ctrl_c_while_ssh_waits_stops_at_once_and_ends_every_ssh",
+    },
     # real deaths by a signal: glibc's double free, faulthandler's dump, g++'s uncaught exception, bash's SIGXFSZ
     "test_explain_signal_deaths": {
         "test_a_real_double_free_is_read_as_a_corrupted_heap_not_a_bare_crash",
