@@ -1493,9 +1493,11 @@ def test_the_watchdog_leaves_the_straggler_watch_off_where_the_ranks_have_every_
     done = subprocess.run(
         [sys.executable, "-m", "torchdoctor", "launch", "--standalone", "--nproc-per-node", "2",
          "--watchdog", "3", str(SCRIPT)],
-        env={**os.environ, "STEPS": "30", "TMPDIR": str(temp)}, capture_output=True, text=True, timeout=300,
-        preexec_fn=two_cores,
+        env={**os.environ, "STEPS": "30", "TMPDIR": str(temp), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")},
+        capture_output=True, text=True, timeout=300, preexec_fn=two_cores,
     )  # fmt: skip
+    # torch's DDP imports dynamo, whose import makes inductor's cache folder in TMPDIR unless told where (torch's
+    # folder, not ours); a pytest worker that had imported dynamo had the variable set and hid it from this test
     assert done.returncode == 0, done.stderr[-3000:]
     assert "torchdoctor: straggler" not in done.stderr, done.stderr[-3000:]
     assert "hang" not in done.stderr and "done 30 steps" in done.stdout, done.stderr[-3000:]
