@@ -221,7 +221,14 @@ class Collector:
             self.ctx.ranks.add(window.rank)
         hooked = window.hooked
         self._line(
-            window.line, window.following, window.number, source, rank, window.before, window.number in hooked
+            window.line,
+            window.following,
+            window.number,
+            source,
+            rank,
+            window.before,
+            window.number in hooked,
+            window.said_at,
         )
         before = window.before
         follows = bool(self._recent) and self._recent[-1][0] == window.number - 1
@@ -256,6 +263,7 @@ class Collector:
         rank: int | None,
         before: list[str] | None = None,
         hooked: bool = False,
+        said_at: str = "",
     ) -> None:
         self.ctx.candidates += 1
         self._order += 1
@@ -274,7 +282,7 @@ class Collector:
                 self.ctx.facts["prose_call"] = cut(call.strip(), 300)
         raised = None
         if before is not None and len(self.raised) < MAX_RAISED:
-            raised = exception_at(line, before, following)
+            raised = exception_at(line, before, following, said_at)
             if raised is not None:
                 self._framework("\n".join(before))
                 raised.source, raised.line, raised.rank, raised.order = source, number, rank, self._order
