@@ -395,9 +395,9 @@ def _echoes_the_raise(line: str, anchor: str, following: list[str]) -> bool:
     """Whether ``line`` is the source line a traceback prints under a frame, a ``raise`` whose message (an
     f-string's ``{line}``, a ``%s``) is printed filled on a line just below: the message is read there, with the
     values, not from the code's placeholders."""
-    code = line.lstrip()
+    code = line.lstrip(" \t>")
     return (
-        line[:1].isspace()
+        (line[:1].isspace() or line.startswith(">"))  # pytest marks the line that raised with ">"
         and code.startswith("raise ")
         and bool(anchor)
         and any(anchor in text and not text[:1].isspace() for text in following[:_RAISE_ECHO_LINES])

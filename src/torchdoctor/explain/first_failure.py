@@ -191,6 +191,12 @@ def exception_at(line: str, before: list[str], following: list[str], said_at: st
             # a SyntaxError's own line names no function: the file was being compiled, not run
             function = framed.groupdict().get("function") or "<compiled>"
             frames.append((Frame(framed["file"], int(framed["line"]), function), code))
+    if frames or start is None:
+        # pytest's last entry: where the exception was raised is printed below it ("path.py:223: TypeError")
+        last = traceback_styles.pytest_raised_at(before, following, raised.type)
+        if last is not None:
+            raised.traceback = True
+            frames.append((Frame(last[0], last[1], last[2]), last[3]))
     if start is not None:
         raised.above = len(before) - start
     above = [text for text in before[: len(before) if start is None else start] if text.strip()]

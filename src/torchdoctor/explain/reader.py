@@ -110,13 +110,16 @@ _LINE_PREFIX = re.compile(
 # kubectl logs --timestamps, CloudWatch and SLURM's own log write it ("2025-12-23T06:41:38.979Z ValueError: ...",
 # "[2024-01-01T12:00:00.123] "), Python's logging ("[2024-01-01 12:00:00,123] [ERROR] ", "2024-01-01 12:00:00,123 -
 # root - ERROR - ", Hydra's "[2024-01-01 12:00:00,123][__main__][ERROR] - "), glog's ("E1203 12:00:00.123456 4242
-# train.cc:12] "), before an exception, a traceback's line or torchrun's rank prefix
+# train.cc:12] "), before an exception, a traceback's line or torchrun's rank prefix; and pytest's "E   " before the
+# exception a failed test reports, not before pytest's own assertion diff below it ("E     - expected", "E       +
+# where ...")
 _TIME_PREFIX = re.compile(
     r"^\s*(?:"
     r"(?:\[?\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|\s?[+-]\d\d:?\d\d)?\]?"
     r"|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9}\s+\d{1,10}\s+[\w./-]{1,200}:\d{1,6}\])"
     r"(?:\s?[-|:]?\s?(?:\[(?!(?:rank|default)\d)[^\]\n]{1,80}\]|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b:?"
     r"|[\w.]{1,80}(?=\s[-|]\s))){0,4}\s?[-|:]?\s"
+    r"|E {3,}(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)(?::|\s*$))"
     r")"
     r"(?=\s*(?:Traceback \(most recent|File \"|\[(?:rank|default)\d{1,6}\]:|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)(?::|\s*$)))"
 )
