@@ -221,7 +221,14 @@ class Collector:
             self.ctx.ranks.add(window.rank)
         hooked = window.hooked
         self._line(
-            window.line, window.following, window.number, source, rank, window.before, window.number in hooked
+            window.line,
+            window.following,
+            window.number,
+            source,
+            rank,
+            window.before,
+            window.number in hooked,
+            window.said_at,
         )
         before = window.before
         follows = bool(self._recent) and self._recent[-1][0] == window.number - 1
@@ -256,6 +263,7 @@ class Collector:
         rank: int | None,
         before: list[str] | None = None,
         hooked: bool = False,
+        said_at: str = "",
     ) -> None:
         self.ctx.candidates += 1
         self._order += 1
@@ -274,7 +282,7 @@ class Collector:
                 self.ctx.facts["prose_call"] = cut(call.strip(), 300)
         raised = None
         if before is not None and len(self.raised) < MAX_RAISED:
-            raised = exception_at(line, before, following)
+            raised = exception_at(line, before, following, said_at)
             if raised is not None:
                 self._framework("\n".join(before))
                 raised.source, raised.line, raised.rank, raised.order = source, number, rank, self._order
@@ -387,9 +395,9 @@ def _echoes_the_raise(line: str, anchor: str, following: list[str]) -> bool:
     """Whether ``line`` is the source line a traceback prints under a frame, a ``raise`` whose message (an
     f-string's ``{line}``, a ``%s``) is printed filled on a line just below: the message is read there, with the
     values, not from the code's placeholders."""
-    code = line.lstrip()
+    code = line.lstrip(" \t>")
     return (
-        line[:1].isspace()
+        (line[:1].isspace() or line.startswith(">"))  # pytest marks the line that raised with ">"
         and code.startswith("raise ")
         and bool(anchor)
         and any(anchor in text and not text[:1].isspace() for text in following[:_RAISE_ECHO_LINES])

@@ -21,6 +21,14 @@ CONTEXT = (
         re.compile(r"(?P<traceback_header>(?P<ctrl_c>\^C)?Traceback \(most recent call last\))"),
     ),
     (
+        # IPython's (Jupyter's) header names the exception's type before the frames: "AttributeError      Traceback
+        # (most recent call last)" (ultratb's VerboseTB), so a paste cut before the error line still says which
+        "Traceback (most recent call last)",
+        re.compile(
+            r"^\s*(?:[A-Za-z_]\w*\.)*(?P<ipython_type>[A-Z]\w{0,200})\s{2,}Traceback \(most recent call last\)"
+        ),
+    ),
+    (
         'File "',
         re.compile(
             r'File "(?P<last_frame_file>[^"\n]{1,300})", line (?P<last_frame_line>\d+), '
@@ -64,12 +72,18 @@ def reading(
     """The finding for a log whose traceback ends before its error line; None when the log has no traceback, or
     has an error line (then that is what is named). ``refused``: (summary, fix) where the frames end inside
     DeepSpeed building its config (kinds/config_checks.py `cut_in_config`), read as that config's refusal."""
-    if last_error_line or not FRAME_KEYS <= facts.keys():
+    # IPython's header's type, where an error line of that type would have been read as one (an ...Error or
+    # ...Exception: not a KeyboardInterrupt or a StopIteration, whose own line is no error line)
+    named = facts.get("ipython_type", "")
+    named = named if named.endswith(("Error", "Exception")) else ""
+    if last_error_line or not (FRAME_KEYS <= facts.keys() or named):
         return None
     # frames pasted without the header above them (a paste that starts mid-traceback, under [rankN]: too) are
     # a traceback's just the same: CPython prints `File "...", line N, in f` only there (faulthandler's dump
     # has no comma before "in", and a warning names its file as path:line)
     headed = "traceback_header" in facts
+    if not FRAME_KEYS <= facts.keys():  # a notebook's cells only ("Cell In[10], line 5"): no file's frame
+        return _named_only(named, sources)
     package, short = package_path(facts["last_frame_file"])
     where = f"{short}:{facts['last_frame_line']} in {facts['last_frame_function']}"
     if refused is not None:
@@ -85,7 +99,11 @@ def reading(
         return Finding("log.deepspeed_config_mismatch", "fail", f"likely: {refused[0]}", details, refused[1])
     whose = f" ({package}'s code)" if package else ""
     summary = (
-        f"the traceback in {sources} stops before its error line: its innermost frame is {where}{whose}, and "
+        f"the traceback in {sources} stops before its error line: IPython's header above it names the exception, "
+        f"likely a {named} (its message is not in the input, so explain cannot say what failed), raised at its "
+        f"innermost frame {where}{whose}"
+        if named
+        else f"the traceback in {sources} stops before its error line: its innermost frame is {where}{whose}, and "
         "the exception that ended the run (its type and message) is not in the input, so explain cannot say what "
         "failed there"
         if headed
@@ -107,14 +125,31 @@ def reading(
             "destroyed). On the next hang, `torchdoctor launch --watchdog 60 train.py` prints every rank's stack."
         )
     else:
-        fix = (
-            "Python prints the exception's type and message right after the traceback's last frame (a line such as "
-            "`ValueError: ...`, after `[rankN]:` under torchrun): the paste or the file stops before it. Give explain "
-            "the whole output (`python train.py 2>&1 | tee train.log` keeps stderr, where the traceback goes), or the "
-            "lines after the last frame."
-        )
+        fix = _CUT_FIX
     details = {
         "cut_traceback": where,
         "package": package or None,
     }
+    if named:
+        details["exception_type"] = named  # from the header, not the error line: likely, never certain
+        details["confidence"] = "likely"
     return Finding("log.unrecognised", "skip", summary, details, fix)
+
+
+_CUT_FIX = (
+    "Python prints the exception's type and message right after the traceback's last frame (a line such as "
+    "`ValueError: ...`, after `[rankN]:` under torchrun): the paste or the file stops before it. Give explain "
+    "the whole output (`python train.py 2>&1 | tee train.log` keeps stderr, where the traceback goes), or the "
+    "lines after the last frame."
+)
+
+
+def _named_only(named: str, sources: str) -> Finding:
+    """The finding for a notebook's traceback cut before its error line whose frames shown are all its cells."""
+    summary = (
+        f"the traceback in {sources} stops before its error line: IPython's header above it names the exception, "
+        f"likely a {named} (its message is not in the input, so explain cannot say what failed); the frames it "
+        "shows are the notebook's cells, no installed package's file"
+    )
+    details = {"exception_type": named, "confidence": "likely", "cut_traceback": None, "package": None}
+    return Finding("log.unrecognised", "skip", summary, details, _CUT_FIX)

@@ -145,9 +145,10 @@ _VALIDATION_HEADER = re.compile(r"^\d+ validation errors? for \w+$")
 _VALIDATION_FIELD = re.compile(r"[\w.\[\]-]{1,120}$")
 
 
-def exception_at(line: str, before: list[str], following: list[str]) -> Raised | None:
+def exception_at(line: str, before: list[str], following: list[str], said_at: str = "") -> Raised | None:
     """The exception a line states, with the user's frame from the traceback lines ``before`` it and the
-    detail lines ``following`` a message that ends in ``:``; None when the line is not an exception."""
+    detail lines ``following`` a message that ends in ``:``; None when the line is not an exception. ``said_at``:
+    what the log printed before the line (a time, a logger's level), read for when it was raised."""
     found = EXCEPTION_LINE.match(line)
     if found is None:
         return None
@@ -167,7 +168,7 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
                 break
             if not extra.lstrip().startswith("For further information"):
                 raised.detail.append(cut(extra.strip(), 400))
-    raised.stamp = _stamp([*before, line])
+    raised.stamp = _stamp([*before, said_at + line])
     before = traceback_styles.as_python(before)
     frames: list[tuple[Frame, str]] = []
     start = None  # where the last traceback above the line begins (its header, or its first frame)
@@ -190,6 +191,12 @@ def exception_at(line: str, before: list[str], following: list[str]) -> Raised |
             # a SyntaxError's own line names no function: the file was being compiled, not run
             function = framed.groupdict().get("function") or "<compiled>"
             frames.append((Frame(framed["file"], int(framed["line"]), function), code))
+    if frames or start is None:
+        # pytest's last entry: where the exception was raised is printed below it ("path.py:223: TypeError")
+        last = traceback_styles.pytest_raised_at(before, following, raised.type)
+        if last is not None:
+            raised.traceback = True
+            frames.append((Frame(last[0], last[1], last[2]), last[3]))
     if start is not None:
         raised.above = len(before) - start
     above = [text for text in before[: len(before) if start is None else start] if text.strip()]

@@ -104,6 +104,25 @@ _LINE_PREFIX = re.compile(
     r"(?=Traceback \(most recent|\s*File \"|\s{2,}\S|\[|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)\b)"
     r")"
 )
+# what a line can print before an exception (or its traceback) that is not the exception: when the line was
+# written, and a logger's level and name, taken off as the launchers' prefixes are (the exception's line itself
+# keeps it as `Window.said_at`, so the time still orders the ranks' failures: first_failure.initiating). A time as
+# kubectl logs --timestamps, CloudWatch and SLURM's own log write it ("2025-12-23T06:41:38.979Z ValueError: ...",
+# "[2024-01-01T12:00:00.123] "), Python's logging ("[2024-01-01 12:00:00,123] [ERROR] ", "2024-01-01 12:00:00,123 -
+# root - ERROR - ", Hydra's "[2024-01-01 12:00:00,123][__main__][ERROR] - "), glog's ("E1203 12:00:00.123456 4242
+# train.cc:12] "), before an exception, a traceback's line or torchrun's rank prefix; and pytest's "E   " before the
+# exception a failed test reports, not before pytest's own assertion diff below it ("E     - expected", "E       +
+# where ...")
+_TIME_PREFIX = re.compile(
+    r"^\s*(?:"
+    r"(?:\[?\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|\s?[+-]\d\d:?\d\d)?\]?"
+    r"|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9}\s+\d{1,10}\s+[\w./-]{1,200}:\d{1,6}\])"
+    r"(?:\s?[-|:]?\s?(?:\[(?!(?:rank|default)\d)[^\]\n]{1,80}\]|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b:?"
+    r"|[\w.]{1,80}(?=\s[-|]\s))){0,4}\s?[-|:]?\s"
+    r"|E {3,}(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)(?::|\s*$))"
+    r")"
+    r"(?=\s*(?:Traceback \(most recent|File \"|\[(?:rank|default)\d{1,6}\]:|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)(?::|\s*$)))"
+)
 # "RuntimeError: boom", "torch.OutOfMemoryError: CUDA out of memory", "ValueError" alone on its line
 EXCEPTION_LINE = re.compile(
     r"^\s*(?:[A-Za-z_][\w]*\.)*(?P<type>[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s?(?P<message>.*)|\s*$)"
@@ -132,6 +151,7 @@ class Window:
     hooked: frozenset[int] = frozenset()
     also: list[int] = field(default_factory=list)  # numbers of following lines that are candidates too
     before: list[str] = field(default_factory=list)  # for an exception line: the traceback lines above it
+    said_at: str = ""  # for an exception line: what was taken off its start (a time: _TIME_PREFIX)
 
     def text(self, span: int) -> str:
         """The line and ``span`` lines after it, as one string."""
@@ -156,10 +176,10 @@ def clean(raw: bytes) -> tuple[str, int | None]:
             rank = int(prefix.group(1))
             text = text[prefix.end() :]
             continue
-        prefix = _LINE_PREFIX.match(text)
+        prefix = _LINE_PREFIX.match(text) or _TIME_PREFIX.match(text)
         if prefix is None:
             break
-        if prefix["mpi_rank"] is not None:
+        if prefix.re is _LINE_PREFIX and prefix["mpi_rank"] is not None:
             rank = int(prefix["mpi_rank"])
         text = text[prefix.end() :]
     return text, rank
@@ -269,6 +289,8 @@ def windows(
                 and EXCEPTION_LINE.match(line)
             ):
                 window.before = _lines_before(buf, start)
+                raw = buf[start:end].decode("utf-8", "replace")
+                window.said_at = raw[: max(0, raw.rfind(line))]
                 tracebacks_left -= 1
                 window.line, wrapped = traceback_styles.whole_message(line, window.before, following)
                 # the lines rich wrapped the message onto are read as part of it, not on their own

@@ -16,6 +16,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from torchdoctor.explain.first_failure import installed_package
+from torchdoctor.explain.traceback_styles import PYTEST_PLACE
 from torchdoctor.hang.source import is_library
 
 # a frame as Python prints it; the installed package it is in (site-packages/<package>/...), torch's own and
@@ -42,7 +43,10 @@ class Frames:
             self.ends.append(number)
         if HEADER in line:
             self.headers.append(number)
-        elif 'File "' in line and (frame := FRAME.search(line)):
+        elif ('File "' in line and (frame := FRAME.search(line))) or (
+            ".py:" in line
+            and (frame := PYTEST_PLACE.match(line))  # pytest's entry: "path.py:564: in __iter__"
+        ):
             package = _INSTALLED.search(frame["file"])
             self.frames.append((number, package["package"] if package else ""))
 

@@ -9,7 +9,12 @@ point into the log): the header ``Traceback (most recent call last):``, each fra
 - IPython's and Jupyter's (a notebook's cell, accelerate's ``notebook_launcher``, Kaggle and Colab): a header
   ``ValueError    Traceback (most recent call last)``, frames ``Cell In[27], line 3`` / ``File /path/x.py:160,
   in f(args)`` (IPython 8) or ``<ipython-input-17-…> in <module>`` / ``/path/x.py in f(args)`` (older, the line
-  number only on the code line), each line marked ``---->``.
+  number only on the code line), each line marked ``---->``;
+- pytest's report of a failed test (_pytest/_code/code.py, ``ReprEntry`` and ``ReprFileLocation``): an entry's place
+  ``path.py:564: in __iter__`` above its source line (``--tb=short``, and the middle entries of the default
+  ``--tb=auto``), or, in the long style, its source first (the whole function, the line that raised marked ``>``)
+  and its place below it: ``path.py:12: `` with nothing after it, and, for the last entry, below the exception's
+  ``E   `` lines, ``path.py:223: TypeError`` (`pytest_raised_at`).
 
 Below its box, rich prints the exception's line wrapped at the console's width (``COLUMNS=60``: "RuntimeError:
 mat1 and mat2 shapes cannot be multiplied" then "(4x16 and 12x8)"): `whole_message` reads it whole again.
@@ -50,7 +55,7 @@ def whole_message(line: str, before: list[str], following: list[str]) -> tuple[s
 def as_python(lines: list[str]) -> list[str]:
     """``lines`` (the lines above an exception) with a rich box or an IPython traceback in them rewritten as Python
     prints a traceback; ``lines`` itself when there is neither."""
-    return _from_ipython(unboxed(lines))
+    return _from_pytest(_from_ipython(unboxed(lines)))
 
 
 def unboxed(lines: list[str]) -> list[str]:
@@ -142,3 +147,71 @@ def _from_ipython(lines: list[str]) -> list[str]:
                 result[where + 1] = "    " + marked["code"].strip()
             waiting = None
     return result
+
+
+# pytest's place of an entry: "path.py:N: in function" (short), "path.py:N: " (long), "path.py:N: TypeError" (long,
+# the last entry: the exception's type)
+PYTEST_PLACE = re.compile(
+    r"^(?P<file>[^\s:>][^:\n]{0,500}?\.py):(?P<line>\d+):"
+    r"(?: (?:in (?P<function>[\w.<>]{1,200})|(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w{0,200})?))?\s*$"
+)
+_PYTEST_MARKED = re.compile(r"^>\s+(?P<code>\S.*)$")
+_PYTEST_SEPARATOR = re.compile(r"^(?:_ )+_?\s*$")
+_DEF = re.compile(r"^\s*(?:async\s+)?def (?P<name>\w+)\(")
+
+
+def _from_pytest(lines: list[str]) -> list[str]:
+    """``lines`` with pytest's entries in them rewritten as Python's frames."""
+    if not any(".py:" in line for line in lines):
+        return lines
+    result = list(lines)
+    start = 0  # where the entry being read began (its long-style source is above its place)
+    for at, line in enumerate(lines):
+        if _PYTEST_SEPARATOR.match(line):
+            start = at + 1
+            continue
+        place = PYTEST_PLACE.match(line) if ".py:" in line else None
+        if place is None:
+            continue
+        if place["function"]:  # short: the source line below it
+            result[at] = f'  File "{place["file"]}", line {place["line"]}, in {place["function"]}'
+            if at + 1 < len(lines) and (marked := _PYTEST_MARKED.match(lines[at + 1])):
+                result[at + 1] = "    " + marked["code"]
+        else:
+            function, code = long_entry(lines[start:at])
+            result[at] = f'  File "{place["file"]}", line {place["line"]}, in {function}'
+            if code and at + 1 < len(lines) and not PYTEST_PLACE.match(lines[at + 1]):
+                result[at + 1] = "    " + code
+        start = at + 1
+    return result
+
+
+def long_entry(lines: list[str]) -> tuple[str, str]:
+    """(the function, the line marked ``>``) of a long-style pytest entry's source ``lines``; "?" for a function
+    whose ``def`` is not shown, "" for no marked line."""
+    marked = [found["code"] for line in lines if (found := _PYTEST_MARKED.match(line))]
+    defined = [found["name"] for line in lines if (found := _DEF.match(line.lstrip(">")))]
+    return (defined[-1] if defined else "?"), (marked[-1].strip() if marked else "")
+
+
+def pytest_raised_at(before: list[str], following: list[str], type_: str) -> tuple[str, int, str, str] | None:
+    """(file, line, function, code) where pytest's last entry says an exception of ``type_`` was raised: its place
+    below the exception's line and the ``E`` lines after it, its source among the lines ``before`` it (from the
+    last entry's start); None when what follows is not that place."""
+    for line in following[:12]:
+        if not line.strip() or line.startswith("E "):
+            continue
+        place = PYTEST_PLACE.match(line)
+        if place is None or (place["type"] or "").rsplit(".", 1)[-1] != type_:
+            return None
+        start = max(
+            (
+                at + 1
+                for at, text in enumerate(before)
+                if _PYTEST_SEPARATOR.match(text) or PYTEST_PLACE.match(text)
+            ),
+            default=0,
+        )
+        function, code = long_entry(before[start:])
+        return place["file"], int(place["line"]), function, code
+    return None

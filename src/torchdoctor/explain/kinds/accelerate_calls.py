@@ -200,7 +200,11 @@ REFUSALS: tuple[tuple[str, str], ...] = (
     (
         "Can only find the batch size of tensors but got",
         "accelerate reads the batch size from the first tensor of a batch; this batch held no tensor there (a "
-        "string, a list of ints): make collate_fn return tensors (torch.tensor(...)), or put the tensors first.",
+        "string, a list of ints): make collate_fn return tensors (torch.tensor(...)), or put the tensors first. "
+        "A batch of None (\"got <class 'NoneType'>\") is no batch at all: an iterable dataset that ran out while "
+        "accelerate's dispatcher (dispatch_batches, the Trainer on several processes) still built one past its end "
+        '(releases after huggingface/accelerate#1531, mid-2023, say so: "Batch does not contain any data"); give '
+        "every process as many batches as the steps need, or a collate_fn that never returns None.",
     ),
     (
         "Can only concatenate tensors but got",

@@ -1,4 +1,4 @@
-"""An experiment tracker without an API key or a route to its server, called before init, or a param changed.
+"""An experiment tracker without an API key or a route to its server, called before init, or a value changed.
 
 wandb's login (``wandb/sdk/wandb_login.py``, ``_WandbLogin.prompt_api_key``) raises ``UsageError("api_key not
 configured (no-tty). call " + directive)``, the directive ``wandb.login(key=[your_api_key])`` (``wandb login
@@ -172,4 +172,46 @@ MLFLOW_PARAM_CHANGED = Recogniser(
     describe=_param_changed,
 )
 
-RECOGNISERS = (WANDB_API_KEY_MISSING, WANDB_SERVER_UNREACHABLE, WANDB_BEFORE_INIT, MLFLOW_PARAM_CHANGED)
+
+def _config_changed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    facts = merged(hits)
+    key, old, new = facts.get("wandb_key"), facts.get("wandb_old"), facts.get("wandb_new")
+    values = f" from {old} to {new}" if old is not None and new is not None else ""
+    return (
+        f"wandb refused to change the config key {key!r}{values}: a run's config keeps each key's value unless the "
+        "update allows a change"
+        if key
+        else "wandb refused to change a config key already set in this run: a run's config keeps each key's value "
+        "unless the update allows a change",
+        "wandb.config.update(...) and wandb.config[key] = ... refuse a new value for a key the run already has "
+        "(a resumed run's config, or the script setting it twice) unless told: pass allow_val_change=True to "
+        "config.update (wandb.config.update(d, allow_val_change=True)); wandb.init(allow_val_change=True) or "
+        "init_kwargs reach only wandb.init's own config, not a later update by a library (accelerate's "
+        "init_trackers stored its config without it before huggingface/accelerate#1796: upgrade it). Or start a "
+        "new run (no resume/id) when the settings really changed.",
+    )
+
+
+WANDB_CONFIG_CHANGED = Recogniser(
+    # wandb/sdk/wandb_config.py (Config._sanitize, and update_locked): config_util.ConfigError('Attempted to change
+    # value of key "{key}" from {old} to {new}\nIf you really want to do this, pass allow_val_change=True to
+    # config.update()'); wandb 0.x (the old wandb_config.py said the same with %s)
+    kind="tracker_config_changed",
+    title="a wandb config key set again with another value",
+    templates=("third_party:wandb-attempted-to-change-value-of-key",),
+    anchors=("Attempted to change value of key",),
+    match=R(
+        r"Attempted to change value of key \\?\"?(?P<wandb_key>[^\"\n]{1,200}?)\\?\"? from (?P<wandb_old>[^\n]{0,200}?) "
+        r"to (?P<wandb_new>[^\n]{0,200}?)(?:\s*(?:\\n)?\s*If you really want|\s*$)"
+    ),
+    span=1,
+    describe=_config_changed,
+)
+
+RECOGNISERS = (
+    WANDB_API_KEY_MISSING,
+    WANDB_SERVER_UNREACHABLE,
+    WANDB_BEFORE_INIT,
+    MLFLOW_PARAM_CHANGED,
+    WANDB_CONFIG_CHANGED,
+)

@@ -99,6 +99,17 @@ def _gpu_selection(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             + on_ranks(hits),
             pick + "\nCreate the tensors on that device (torch.device('cuda', LOCAL_RANK)), not on cuda:0.",
         )
+    if any("kaldi_busy" in h.facts for h in hits):
+        return (
+            "Kaldi found no free GPU for this job (its CuDevice::SelectGpuId could not create a CUDA context: in "
+            "exclusive-process compute mode every GPU was already held)" + on_ranks(hits),
+            "Kaldi's GPU jobs (and recipes built on them: pkwrap, nnet3's train scripts) each take a whole GPU in "
+            "exclusive-process mode (nvidia-smi -c 3): run no more jobs at once than the host has free GPUs. A "
+            "recipe that raises its parallel jobs during training (num_jobs_initial to num_jobs_final, "
+            "--trainer.num-jobs-final) fails at the first iteration with more jobs than GPUs: set num_jobs_final "
+            "(and num_jobs_initial) to at most the GPU count, and stop leftover processes that hold a GPU "
+            "(nvidia-smi).",
+        )
     if any("busy" in h.facts for h in hits):
         return (
             "the GPU this process chose is busy or unavailable: another process holds it (a GPU in "
@@ -132,6 +143,8 @@ GPU_SELECTION = Recogniser(
         "Inconsistent compute device and `device_id`",
         "don't match the local rank values of processes",
         "HIP_VISIBLE_DEVICES contains more devices than ROCR_VISIBLE_DEVICES",
+        "Will try again to get a GPU after",
+        "no more unused GPUs?",
     ),
     templates=(
         "nccl:invalid-usage-run-with-nccl-debug",
@@ -148,6 +161,10 @@ GPU_SELECTION = Recogniser(
         # torch/cuda/__init__.py _parse_visible_devices (ROCm): HIP_VISIBLE_DEVICES indexes into the GPUs
         # ROCR_VISIBLE_DEVICES leaves, so it cannot list more of them
         "torch:hip-visible-devices-contains-more-devices",
+        # Kaldi src/cudamatrix/cu-device.cc (CuDevice::SelectGpuId, --use-gpu=yes): no CUDA context to be had
+        # (exclusive-process mode, every GPU held), it warns, sleeps 20 s, and fails on the second try
+        "third_party:kaldi-will-try-again-to-get-a-gpu",
+        "third_party:kaldi-failed-to-create-cuda-context",
     ),
     match=R(
         r"(?P<invalid_usage>NCCL[^\n]{0,300}invalid usage|ncclInvalidUsage)|(?P<busy>busy or unavailable)|"
@@ -156,13 +173,22 @@ GPU_SELECTION = Recogniser(
         r"(?P<fsdp_id>[\w:]{1,20})|"
         r"(?P<lightning_indices>The selected device indices [^\n]{0,60} don't match the local rank values)|"
         r"(?P<hip_over_rocr>HIP_VISIBLE_DEVICES contains more devices than ROCR_VISIBLE_DEVICES)|"
+        r"(?P<kaldi_busy>Will try again to get a GPU after \d+ seconds|Failed to create CUDA context, no more unused "
+        r"GPUs\?)|"
         r"There is an imbalance between your GPUs\. You may want to exclude GPU (?P<odd_gpu>\d+) which\s+has "
         r"less than 75% of the memory or cores of GPU (?P<big_gpu>\d+)\.(?=[\s\S]{0,900}?(?:NCCL|nccl)\w* ?"
         r"(?:[Ee]rror|WARN|[Ii]nvalid|[Uu]nhandled))"
     ),
     span=8,
     # both messages name what went wrong, not which choice caused it: only likely
-    generic=("invalid usage", "busy or unavailable", "There is an imbalance between your GPUs"),
+    generic=(
+        "invalid usage",
+        "busy or unavailable",
+        "There is an imbalance between your GPUs",
+        # Kaldi's: no free GPU; why none was free (too many jobs, another run's leftovers) is not printed
+        "Will try again to get a GPU after",
+        "no more unused GPUs?",
+    ),
     # NCCL's init returns ncclInvalidUsage after its "Duplicate GPU detected" WARN, which only NCCL_DEBUG=WARN
     # shows: an "invalid usage" alone may be two ranks on one GPU
     also=(
