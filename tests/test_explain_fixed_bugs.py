@@ -141,6 +141,19 @@ def test_a_torch_bug_read_from_its_release_notes_is_named_after_what_the_message
         assert f"pip install -U 'torch>={fixed}'" in found.fix
 
 
+def test_a_release_at_fault_in_the_kinds_own_reading_is_named_as_that_reading_not_as_another_cause():
+    # torch's own frame asks for signal.SIGKILL: unix_only_module already says torch's release is at fault, and
+    # the release notes name the one that fixed it: one cause, its upgrade first, not "If it is not that but ..."
+    found = explained(SIGKILL)
+    assert found.id == "log.unix_only_module" and "torch's own code" in found.summary, found.summary
+    assert "or a bug of torch" not in found.summary and "fixed in torch 1.13.1" in found.summary, (
+        found.summary
+    )
+    assert (
+        found.fix.startswith("torch 1.13.1 fixed what raises this") and "If it is not that" not in found.fix
+    ), found.fix
+
+
 def test_a_torch_release_at_or_past_the_fix_names_no_torch_bug():
     for log, printed in (
         (SIGKILL, "PyTorch version: 1.13.1+cu117\n"),

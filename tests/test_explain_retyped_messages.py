@@ -76,3 +76,24 @@ def test_the_pre_filter_finds_a_twin_and_still_every_anchor():
     # a line with no anchor and no twin's beginning is passed over by both searches
     line = "Epoch 3:  45%|████▌     | 4500/10000 [12:03<14:44,  6.22it/s, loss=0.412, v_num=1]"
     assert collect._ANCHORS.search(line) is None and collect._TWIN_STARTS.search(line) is None
+
+
+def test_the_pre_filter_keeps_every_anchor_and_twin_where_a_message_prints_them():
+    # the pre-filter looks for each anchor's first 16 letters (collect._PREFIX): a line holding an anchor holds its
+    # beginning, whatever the anchor's length and wherever the cut falls among letters `re` escapes; the anchors
+    # match case-sensitively, and a capitalised twin passes by its own beginnings
+    anchors = sorted({a for r in RECOGNISERS for a in r.anchors})
+    cut = collect._PREFIX
+    assert [a for a in anchors if len(a) < cut] and [
+        a for a in anchors if len(a) > cut and a[cut - 1] in "'.( "
+    ]
+    kinds = {a: {r.kind for r in RECOGNISERS if a in r.anchors} for a in anchors}
+    for anchor in anchors:
+        line = f"RuntimeError: {anchor} (x)"
+        assert collect._ANCHORS.search(line), anchor
+        assert kinds[anchor] <= {collect.RECOGNISERS[p].kind for p in collect.places(line)}, anchor
+    for twin, anchor in capitalised(anchors).items():
+        line = f"[rank3]: RuntimeError: {twin} (x)"
+        assert collect._ANCHORS.search(line) or collect._TWIN_STARTS.search(line), twin
+        printed = as_printed(line, collect._TWINS)
+        assert kinds[anchor] <= {collect.RECOGNISERS[p].kind for p in collect.places(printed)}, twin

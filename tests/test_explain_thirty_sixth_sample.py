@@ -99,6 +99,21 @@ def test_a_unix_only_signal_read_in_torchs_own_frame_is_not_the_training_codes()
     assert "pip install -U torch" in found.fix and "WSL" in found.fix
 
 
+def test_a_unix_only_module_in_a_package_with_no_windows_release_is_not_promised_one():
+    # a package written for Unix alone may have no release that runs on Windows (the frames are written for this
+    # test, in a package's install folder): the fix does not promise one, and WSL stays
+    found = lead(
+        "Traceback (most recent call last):\n"
+        '  File "C:\\work\\serve.py", line 2, in <module>\n'
+        "    import uvloop\n"
+        '  File "C:\\Python311\\Lib\\site-packages\\uvloop\\__init__.py", line 7, in <module>\n'
+        "    import resource\n"
+        "ModuleNotFoundError: No module named 'resource'\n"
+    )
+    assert found.id == "log.unix_only_module" and "uvloop's own code" in found.summary, found.summary
+    assert "if there is one" in found.fix and "WSL" in found.fix, found.fix
+
+
 def test_a_command_line_script_run_inside_a_notebook():
     # 1626 (junyanz/pytorch-CycleGAN-and-pix2pix#392): IPython's line for SystemExit, argparse's status 2
     found = lead(

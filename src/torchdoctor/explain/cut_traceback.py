@@ -82,6 +82,8 @@ def reading(
     # a traceback's just the same: CPython prints `File "...", line N, in f` only there (faulthandler's dump
     # has no comma before "in", and a warning names its file as path:line)
     headed = "traceback_header" in facts
+    if not headed and "logged_stack" in facts:  # logging's stack_info: frames of a run still going, no error
+        return None
     if not FRAME_KEYS <= facts.keys():  # a notebook's cells only ("Cell In[10], line 5"): no file's frame
         return _named_only(named, sources)
     package, short = package_path(facts["last_frame_file"])

@@ -34,6 +34,12 @@ def lead(raised: Raised, facts: dict, details: dict) -> Finding | None:
     return Finding("log.library_version_bug", "fail", summary, details, fix)
 
 
+# kinds whose reading of an exception an installed package's own frame raised already says that package's release
+# is at fault (platform_limits.py: its code uses a name only Unix has): the fixed bug is that same cause, its release
+# named in the reading, not a second cause after it
+RELEASE_AT_FAULT = ("unix_only_module",)
+
+
 def second_reading(draft, kind: str, o, ctx, raised: list[Raised]) -> None:
     """The lead finding read on the error that stopped the run names the package's fixed bug after its own
     reading where that error is a message the package's history says it fixed. A certain reading stays as it is
@@ -49,6 +55,12 @@ def second_reading(draft, kind: str, o, ctx, raised: list[Raised]) -> None:
     if draft.details.get("confidence") == "certain" and not stated:
         return
     sentence, fix = fixed_bugs.words(row, stated)
+    if kind in RELEASE_AT_FAULT and draft.details.get("facts", {}).get("raised_in_package") == row.package:
+        draft.summary += f"; {sentence}"
+        draft.details["fixed_in"] = f"{row.package} {row.fixed} ({row.pr})"
+        draft.details.setdefault("alternatives", []).append("log.library_version_bug")  # the same, by kind
+        draft.fix = f"{fix}\n{draft.fix}"  # the release that fixed it first, then the reading's own
+        return
     if draft.details.get("confidence") == "certain":
         draft.details["confidence"] = "likely"
         draft.summary = f"likely: {draft.summary}"

@@ -418,6 +418,9 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         ),
     ),
     ("NCCL version", re.compile(r"NCCL version (?P<nccl_version>\d[\w.+]*)")),
+    # logging's stack_info=True prints "Stack (most recent call last):" over the frames a running program logged
+    # from: frames with no exception, not a traceback cut short (cut_traceback.py reads headerless frames so)
+    ("Stack (most recent call last)", re.compile(r"(?P<logged_stack>Stack \(most recent call last\):)")),
     # the port NCCL's bootstrap root binds where one is chosen (comm.py's reading of NCCL's own bind failing)
     (
         "NCCL_COMM_ID",

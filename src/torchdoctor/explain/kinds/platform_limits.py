@@ -56,9 +56,9 @@ def _unix_only(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             f"{package}'s own code (the traceback's innermost frame is in the installed {package}) uses {what}, "
             f"which only Unix has: the {package} release installed does not run on Windows, not your code"
             + on_ranks(hits),
-            f"Nothing in your code uses it: install a {package} release that runs on Windows (pip install -U "
-            f"{package}; search {package}'s issues for this message, which names the release that guards it) "
-            "or run the training under WSL or Linux.",
+            f"Nothing in your code uses it: install a {package} release that runs on Windows, if there is one "
+            f"(pip install -U {package}; {package}'s issues for this message say which release guards it, or that "
+            "none runs on Windows), or run the training under WSL or Linux.",
         )
     return (
         f"the training code uses {what}, which only Unix has: on Windows it does not exist" + on_ranks(hits),
