@@ -239,6 +239,11 @@ PROCESS_MODULES = {
     "test_watchdog_multinode",
 }
 PROCESS_TESTS = {
+    # a real pytest run's failure report, each --tb style
+    "test_explain_pytest_failures": {
+        "test_a_failed_tests_error_and_the_line_that_raised_it_are_read",
+        "test_pytests_assertion_diff_is_not_a_new_error",
+    },
     # a torchrun node alone at a c10d rendezvous, and two that meet
     "test_launch_u40_rendezvous_wait": {
         "test_a_node_alone_at_the_rendezvous_says_whom_it_waits_for_before_giving_up",
