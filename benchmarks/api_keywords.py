@@ -152,8 +152,18 @@ def renamed(text: str, keyword: str, accepted_next: set[str]) -> str:
     return ""
 
 
-# every package api_history reads, each at its releases
-READ = MINORS
+# packages read for their keywords only (api_history.py's table of names does not read them), each at its
+# releases: ColossalAI (its Booster plugins; few minors, so every release from 0.2 is read, each a source tar),
+# pytorch-metric-learning (its losses and DistributedLossWrapper, which took keywords only from 2.6)
+KEYWORD_MINORS = {
+    "colossalai": [f"0.2.{p}" for p in range(9)]
+    + [f"0.3.{p}" for p in range(10)]
+    + [f"0.4.{p}" for p in range(10)]
+    + ["0.5.0"],
+    "pytorch_metric_learning": ["0.9"] + [f"1.{m}" for m in range(8)] + [f"2.{m}" for m in range(10)],
+}
+# every package api_history reads, and those, each at its releases
+READ = {**MINORS, **KEYWORD_MINORS}
 # {package: {a name defined in several modules: the files a script means by it}}
 PINNED = {
     package: {name: files for files, names in entries for name in names if name != "*" and "." not in name}
