@@ -324,8 +324,9 @@ WHEEL_FOR = {
     "numpy": lambda minor: [
         "--python-version",
         "3.9" if minor < "1.23" else "3.11",
-        "--platform",
-        "manylinux_2_28_x86_64",
+        # the oldest releases' wheels are tagged manylinux2010 or manylinux2014 only
+        *("--platform", "manylinux_2_28_x86_64", "--platform", "manylinux2014_x86_64"),
+        *("--platform", "manylinux2010_x86_64"),
     ],
     # macOS wheels (about 60 MB; Linux's carry CUDA): arm64 from 1.13, x86_64 before
     "torch": lambda minor: (
@@ -367,6 +368,8 @@ SDISTS = {
     "bitsandbytes": {f"0.{m}" for m in range(35, 43)},
     "sentence_transformers": {"0.4", "1.0", "1.1", "1.2", "2.0", "2.1", "2.2"},
     "horovod": None,
+    # ColossalAI publishes no wheels (api_keywords.py reads it)
+    "colossalai": None,
 }
 # other packages of the same project whose names a package re-exports as its own (pytorch_lightning 1.8+ imports
 # its seed_everything, rank_zero_only, ... from lightning_lite, later lightning_fabric)

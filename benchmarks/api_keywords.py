@@ -1,7 +1,8 @@
 """Which release of a library accepts which keyword argument, read from the released packages themselves.
 
 `--build` reads the wheels api_history.py downloads (one per minor release, its last patch, cached in
-/tmp/v_wheels; `download` fetches any missing) of every package it reads (`RELEASES`: api_history's `MINORS`)
+/tmp/v_wheels; `download` fetches any missing) of every package it reads (`READ`: api_history's `MINORS`, and
+`KEYWORD_MINORS`: ColossalAI and pytorch-metric-learning, read for their keywords only)
 and writes src/torchdoctor/explain/catalog/api_keywords.tsv: for every public class (its ``__init__``) and every
 public function of each package (api_callables.py reads them: the same modules api_members.py reads), the
 keywords some release accepts and another does not, each with the first release read that accepts it, the last
@@ -152,8 +153,18 @@ def renamed(text: str, keyword: str, accepted_next: set[str]) -> str:
     return ""
 
 
-# every package api_history reads, each at its releases
-READ = MINORS
+# packages read for their keywords only (api_history.py's table of names does not read them), each at its
+# releases: ColossalAI (its Booster plugins; few minors, so every release from 0.2 is read, each a source tar),
+# pytorch-metric-learning (its losses and DistributedLossWrapper, whose forward passes keywords on from 2.6)
+KEYWORD_MINORS = {
+    "colossalai": [f"0.2.{p}" for p in range(9)]
+    + [f"0.3.{p}" for p in range(10)]
+    + [f"0.4.{p}" for p in range(10)]
+    + ["0.5.0"],
+    "pytorch_metric_learning": ["0.9"] + [f"1.{m}" for m in range(8)] + [f"2.{m}" for m in range(10)],
+}
+# every package api_history reads, and those, each at its releases
+READ = {**MINORS, **KEYWORD_MINORS}
 # {package: {a name defined in several modules: the files a script means by it}}
 PINNED = {
     package: {name: files for files, names in entries for name in names if name != "*" and "." not in name}

@@ -39,7 +39,7 @@ def test_accelerate_renamed_keyword_names_the_new_one_and_the_release():
         "likely",
         [
             "removed in accelerate 0.20",
-            "the Accelerator of pytorch_lightning",
+            "the Accelerator of colossalai, pytorch_lightning",
             "an Accelerator of the project's own",
         ],
     )
@@ -84,7 +84,7 @@ def test_lightning_rename_across_an_unread_release_pins_the_last_one_read():
             "after 1.6, by pytorch_lightning 1.8",
             "detect_anomaly=",
             "pytorch-lightning==1.6.*",
-            "the Trainer of transformers",
+            "the Trainer of colossalai, transformers",
         ],
     )
     assert "<1.8" not in found.fix
@@ -455,3 +455,57 @@ def test_the_fix_names_the_keyword_the_refusal_names():
         "TypeError: Accelerator.__init__() got an unexpected keyword argument 'logging_dir'\n"
     )
     assert "the last release that takes logging_dir=" in removed.fix
+
+
+# --- the packages read for their keywords only: ColossalAI, pytorch-metric-learning ------------------------------
+
+
+def _gemini_call(keyword: str, path: str = "/home/ana/chat/coati/trainer/strategies/colossalai.py") -> str:
+    return called_from(
+        path,
+        f"plugin_initializer = lambda: GeminiPlugin({keyword}=get_current_device(), placement_policy='cuda')",
+        f"__init__() got an unexpected keyword argument '{keyword}'",
+    )
+
+
+def test_colossalai_keyword_a_later_release_removed_pins_the_last_release_with_it():
+    # GeminiPlugin's device= is in every source tar read up to 0.3.1, gone from 0.3.2 (chunk_init_device came);
+    # patches read follow each other only as far as the table knows, so the pin is the last release with it
+    assert "colossalai" not in generator.MINORS and "colossalai" in generator.READ
+    (row,) = api_keywords.rows("GeminiPlugin", "device")
+    assert (row.package, row.last, row.removed) == ("colossalai", "0.3.1", "0.3.2")
+    leads_with(
+        _gemini_call("device"),
+        "dependency_version",
+        "likely",
+        ["removed after 0.3.1, by colossalai 0.3.2", "colossalai==0.3.1", "colossalai.py:41"],
+    )
+
+
+def test_colossalai_keyword_a_later_release_added_says_upgrade():
+    (row,) = api_keywords.rows("GeminiPlugin", "enable_flash_attention")
+    assert (row.added, row.removed) == ("0.3.5", "")
+    leads_with(
+        _gemini_call("enable_flash_attention"),
+        "dependency_version",
+        "likely",
+        ["came after 0.3.4, by colossalai 0.3.5", "colossalai>=0.3.5"],
+    )
+
+
+def test_a_misspelt_colossalai_keyword_gets_no_release():
+    assert api_keywords.rows("GeminiPlugin", "devices") == []
+    found = explained(_gemini_call("devices"))
+    assert "in colossalai 0." not in found.summary and "pip install" not in found.fix
+
+
+def test_a_keyword_the_release_that_took_kwargs_says_nothing_of_is_not_read():
+    # pytorch-metric-learning's DistributedLossWrapper.forward took (emb, labels, ...) until 2.5 and **kwargs from
+    # 2.6: emb= is gone in 2.6, but embeddings= (which 2.6 passes on) has no release to name
+    (row,) = api_keywords.rows("DistributedLossWrapper.forward", "emb")
+    assert (row.last, row.removed) == ("2.5.0", "2.6.0")
+    assert api_keywords.rows("DistributedLossWrapper.forward", "embeddings") == []
+    found = explained(
+        "TypeError: DistributedLossWrapper.forward() got an unexpected keyword argument 'embeddings'\n"
+    )
+    assert "pytorch-metric-learning" not in found.fix

@@ -68,7 +68,11 @@ SPLIT = {
     ),
 }
 # the package a table row belongs to, as `pip install` spells it
-PIP_NAME = {"pytorch_lightning": "pytorch-lightning", "sentence_transformers": "sentence-transformers"}
+PIP_NAME = {
+    "pytorch_lightning": "pytorch-lightning",
+    "sentence_transformers": "sentence-transformers",
+    "pytorch_metric_learning": "pytorch-metric-learning",
+}
 
 
 class Keyword(NamedTuple):
