@@ -7,6 +7,7 @@ import re
 from torchdoctor.explain import cut_traceback, sentence_case
 from torchdoctor.explain.first_failure import Raised, cut, cut_after_assert, exception_at, installed_package
 from torchdoctor.explain.kinds import CONTEXT_FACTS, RECOGNISERS
+from torchdoctor.explain.printed_versions import first_printed
 from torchdoctor.explain.reader import TAIL, Window, ranks_in_head, windows
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser
 from torchdoctor.explain.traceback_frames import Frames, asking_package, frame_facts
@@ -364,9 +365,13 @@ class Collector:
     def _context(self, text: str) -> None:
         if _CONTEXT_LITERALS.search(text) is None:  # most lines: no fact of the whole log, one search says so
             return
+        # a pattern under several literals (a package's names: "torch", "pytorch") is searched once
+        searched: dict[re.Pattern, re.Match | None] = {}
         for literal, pattern in CONTEXT_FACTS:
             if literal in text:
-                found = pattern.search(text)
+                if pattern not in searched:
+                    searched[pattern] = first_printed(pattern, text)
+                found = searched[pattern]
                 if found:
                     for key, value in found.groupdict().items():
                         self.ctx.facts.setdefault(key, value)
