@@ -226,7 +226,8 @@ class Collector:
         )
         before = window.before
         follows = bool(self._recent) and self._recent[-1][0] == window.number - 1
-        if not before and follows:  # the lines just read above it, where they are read one by one
+        # the lines just read above it, where they are read one by one (for the lines it announces)
+        if not before and follows and window.also:
             before = [line for _, line in self._recent]
         for number in window.also:
             at = number - window.number - 1
@@ -245,8 +246,10 @@ class Collector:
         # the window's line and the following lines read with it (a traceback header's first frame and its
         # source line): the lines above the next window, which starts after them
         read = window.following[: max(window.also, default=window.number) - window.number]
-        read_with = [(window.number + 1 + i, text) for i, text in enumerate(read)]
-        self._recent = [*self._recent, (window.number, window.line), *read_with][-_RECENT:]
+        recent = self._recent  # kept in place: a window a line, where every line is read
+        recent.append((window.number, window.line))
+        recent.extend((window.number + 1 + i, text) for i, text in enumerate(read))
+        del recent[:-_RECENT]
 
     def _line(
         self,
