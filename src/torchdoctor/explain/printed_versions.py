@@ -158,15 +158,37 @@ def _own_words() -> tuple[tuple[str, re.Pattern], ...]:
 
 # (a literal the line must hold, the pattern) for kinds.CONTEXT_FACTS: each package's pattern under each of its
 # names (a line runs few of them: most lines name no package)
+_PATTERNS = {package: _pattern(package) for package in NAMES}
 CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
-    *(
-        (name, pattern)
-        for package, names in NAMES.items()
-        for pattern in [_pattern(package)]
-        for name in names
-    ),
+    *((name, _PATTERNS[package]) for package, names in NAMES.items() for name in names),
     *_own_words(),
 )
+
+
+# The words the first line of a package's release holds, one at least (each form of `_pattern` starts at a line's
+# start with one of the package's names on that line, or the "pip" of the freeze command above its rows): the
+# pattern, anchored at lines' starts, is tried only at those lines (`first_printed`). Searched over a log's whole
+# head (a megabyte), the pattern alone costs 0.1 s: Python's ``re`` tries it at every position.
+LINE_WORDS: dict[re.Pattern, re.Pattern] = {
+    pattern: re.compile(_spellings(package) + "|pip") for package, pattern in _PATTERNS.items()
+}
+
+
+def first_printed(pattern: re.Pattern, text: str) -> re.Match | None:
+    """``pattern.search(text)``, the same match, where a line that starts it must hold one of its `LINE_WORDS`
+    (a package's release as printed): tried only at the starts of the lines that hold one."""
+    words = LINE_WORDS.get(pattern)
+    if words is None:
+        return pattern.search(text)
+    at = 0
+    while (word := words.search(text, at)) is not None:
+        found = pattern.match(text, text.rfind("\n", 0, word.start()) + 1)
+        if found is not None:
+            return found
+        at = text.find("\n", word.end()) + 1
+        if not at:
+            return None
+    return None
 
 
 # one project under two names: a log prints either (lightning.pytorch is pytorch_lightning renamed, one release line)

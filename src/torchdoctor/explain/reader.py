@@ -251,10 +251,17 @@ def windows(
         # one of them (only those are kept, so a chunk of long lines cut in pieces holds no more than a window)
         seen: dict[int, tuple[str, int | None]] = {}
         resume = limit  # where the next buffer starts
+        following_spans: list[tuple[int, int]] = []
         for start in starts:
-            end = _line_end(buf, size, start)
-            window_end, following_spans = end, []
-            for _ in range(FOLLOWING):
+            if following_spans and following_spans[0][0] == start:
+                # the line after the last window's: its following lines are that window's but one, and one more
+                end = following_spans[0][1]
+                following_spans = following_spans[1:]
+                window_end = following_spans[-1][1] if following_spans else end
+            else:
+                end = _line_end(buf, size, start)
+                window_end, following_spans = end, []
+            while len(following_spans) < FOLLOWING:
                 next_start = window_end + 1
                 if next_start >= size:
                     break
