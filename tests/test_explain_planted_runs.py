@@ -75,7 +75,10 @@ EXPECTED = {
     "lightning_log_vector": (
         "lightning_call_refused",
         None,
-        ["self.log('val_errors', value.mean())", 'lightning_fit.py:41 in validation_step: self.log("val_errors"'],
+        [
+            "self.log('val_errors', value.mean())",
+            'lightning_fit.py:41 in validation_step: self.log("val_errors"',
+        ],
     ),
     "accelerate_num_processes": ("rendezvous_or_port", None, ["only 1 of 2 processes", "num_machines"]),
     "same_port": ("rendezvous_or_port", None, ["port 29561 is taken"]),

@@ -51,7 +51,9 @@ NOT_TENSORIZABLE = re.compile(
     r"Could not infer dtype of (?P<python_type>dict)\b|new\(\): invalid data type '(?P<python_str>str|bytes)'"
 )
 # transformers/tokenization_utils_base.py BatchEncoding.convert_to_tensors, naming the feature it could not convert
-TEXT_FEATURE = re.compile(r"Perhaps your features \(`(?P<tensor_feature>[^`\n]{1,80})` in this case\) have excessive")
+TEXT_FEATURE = re.compile(
+    r"Perhaps your features \(`(?P<tensor_feature>[^`\n]{1,80})` in this case\) have excessive"
+)
 # torch's ValueError for a list of str (tensor_new.cpp compute_sizes): whole-log, beside the feature named above
 STR_DIMS = ("too many dimensions 'str'", re.compile(r"(?P<saw_str_dims>too many dimensions 'str')"))
 # MONAI's dictionary pipelines print it too when an array transform (EnsureChannelFirst) meets the dict samples
@@ -202,7 +204,11 @@ COLUMN_NOT_TENSORIZABLE = Recogniser(
         "torch_native:tensor-new-invalid-data-type",
         "third_party:transformers-unable-to-create-tensor-pad-truncate",
     ),
-    anchors=("Could not infer dtype of ", "new(): invalid data type '", "` in this case) have excessive nesting"),
+    anchors=(
+        "Could not infer dtype of ",
+        "new(): invalid data type '",
+        "` in this case) have excessive nesting",
+    ),
     match=re.compile(f"{NOT_TENSORIZABLE.pattern}|{TEXT_FEATURE.pattern}"),
     facts=(NOT_TENSORIZABLE, TEXT_FEATURE),
     # transformers names the feature for rows of unequal length too: a text column only where torch said str

@@ -476,7 +476,9 @@ LIGHTNING_CALL_REFUSED = refusal_recogniser(
 # lightning/pytorch/core/module.py __to_tensor: "`self.log({name}, {value})` was called, but the tensor must have a
 # single element. You can try doing `self.log({name}, {value}.mean())`": the value is the tensor's repr, which
 # wraps over lines (the anchored line may be the repr's last), so the name is read from the suggestion's half
-_LOGGED_NAME = Pattern(r"must have a single element\. You can try doing `self\.log\((?P<logged_name>[^,`\n]{1,100}), ")
+_LOGGED_NAME = Pattern(
+    r"must have a single element\. You can try doing `self\.log\((?P<logged_name>[^,`\n]{1,100}), "
+)
 _REFUSED = LIGHTNING_CALL_REFUSED.describe
 
 
