@@ -160,6 +160,17 @@ def test_a_text_column_is_read_only_where_torch_said_str_and_transformers_named_
     assert lead.id == "log.column_not_tensorizable" and "`title`" in lead.summary, _said(lead)
 
 
+def test_the_name_self_log_refused_is_read_whether_the_tensor_wraps_over_lines_or_not():
+    line = (
+        "ValueError: `self.log(train/acc, tensor([0.5000, 0.7500]))` was called, but the tensor must have a single "
+        "element. You can try doing `self.log(train/acc, tensor([0.5000, 0.7500]).mean())`"
+    )
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(line.encode()))
+    assert "self.log('train/acc', value.mean())" in lead.fix, _said(lead)
+    (wrapped, *_) = explain([str(RUNS / "lightning_log_vector" / "console.txt")])
+    assert "val_errors" in wrapped.summary and "0.3651" not in wrapped.summary, wrapped.summary
+
+
 def test_a_rank_killed_with_sigkill_is_not_given_the_line_another_rank_waited_at():
     # torchrun's "failed (exitcode: -9) local_rank: 1" is printed right under rank 0's "Connection reset by peer"
     # traceback: rank 0's loss.backward() is where rank 0 waited, not where rank 1 was killed
