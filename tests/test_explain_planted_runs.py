@@ -65,6 +65,21 @@ EXPECTED = {
         None,
         ["transformers' Trainer sets it", "not an error", "ddp_find_unused_parameters=False"],
     ),
+    # recorded in session 40 (user5): a third class in the labels, the raw text kept beside the ids, a vector logged
+    "label_out_of_range": ("label_out_of_range", "label_out_of_range", ["(2)", "ranks 0, 1", "num_labels"]),
+    "text_column": (
+        "column_not_tensorizable",
+        "column_not_tensorizable",
+        ["`text`", "remove_unused_columns", "hf_trainer.py:99 in main: trainer.train()"],
+    ),
+    "lightning_log_vector": (
+        "lightning_call_refused",
+        None,
+        [
+            "self.log('val_errors', value.mean())",
+            'lightning_fit.py:41 in validation_step: self.log("val_errors"',
+        ],
+    ),
     "accelerate_num_processes": ("rendezvous_or_port", None, ["only 1 of 2 processes", "num_machines"]),
     "same_port": ("rendezvous_or_port", None, ["port 29561 is taken"]),
 }
@@ -129,6 +144,31 @@ def test_a_checkpoint_save_into_a_folder_that_is_not_there_is_read_from_torchs_l
     near = "INFO: Parent directory /scratch/run7 exists; the file does not exist yet and is created\n"
     (other, *_) = explain(["-"], stdin=io.BytesIO(near.encode()))
     assert other.id != "log.checkpoint_save_folder", other.summary
+
+
+def test_a_text_column_is_read_only_where_torch_said_str_and_transformers_named_the_feature():
+    # transformers names the feature for rows of unequal length too: there it is the padding, not a text column
+    line = (
+        "ValueError: Unable to create tensor, you should probably activate truncation and/or padding with "
+        "'padding=True' 'truncation=True' to have batched tensors with the same length. Perhaps your features "
+        "(`input_ids` in this case) have excessive nesting (inputs type `list` where type `int` is expected)."
+    )
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(line.encode()))
+    assert lead.id == "log.library_arguments" and "padding" in lead.fix, _said(lead)
+    both = f"ValueError: too many dimensions 'str'\n\nDuring handling of the above exception:\n\n{line}"
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(both.replace("input_ids", "title").encode()))
+    assert lead.id == "log.column_not_tensorizable" and "`title`" in lead.summary, _said(lead)
+
+
+def test_the_name_self_log_refused_is_read_whether_the_tensor_wraps_over_lines_or_not():
+    line = (
+        "ValueError: `self.log(train/acc, tensor([0.5000, 0.7500]))` was called, but the tensor must have a single "
+        "element. You can try doing `self.log(train/acc, tensor([0.5000, 0.7500]).mean())`"
+    )
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(line.encode()))
+    assert "self.log('train/acc', value.mean())" in lead.fix, _said(lead)
+    (wrapped, *_) = explain([str(RUNS / "lightning_log_vector" / "console.txt")])
+    assert "val_errors" in wrapped.summary and "0.3651" not in wrapped.summary, wrapped.summary
 
 
 def test_a_rank_killed_with_sigkill_is_not_given_the_line_another_rank_waited_at():

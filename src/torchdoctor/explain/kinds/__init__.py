@@ -447,6 +447,7 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *torch_load_calls.CONTEXT,
     *index_ranges.CONTEXT,
     *datasets.CONTEXT,
+    data_containers.STR_DIMS,
     *dtypes.CONTEXT,
     *collective_args.CONTEXT,
     *environment.CONTEXT,

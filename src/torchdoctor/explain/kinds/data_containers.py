@@ -13,7 +13,13 @@ code written for zarr 2:
   ``infer_scalar_type`` checks for one first and raises TypeError "new(): invalid data type 'str'" (1.x on):
   a text column (the raw text beside the token ids, a label kept as its name) reaching the conversion, through a
   data collator given every column (``remove_unused_columns=False``) or the Dataset's own ``torch.tensor`` call.
-  Any string handed to torch.tensor prints it: likely.
+  Any string handed to torch.tensor prints it: likely. A list of strings stops it with a ValueError instead ("too
+  many dimensions 'str'", ``compute_sizes``: a str is a sequence of str), which alone is the data's as often as the
+  code's (datasets.py's bad_training_data); transformers' ``BatchEncoding.convert_to_tensors`` (a tokenizer's or
+  DataCollatorWithPadding's ``pad(..., return_tensors='pt')``) catches it and raises "Unable to create tensor, ...
+  Perhaps your features (`{key}` in this case) have excessive nesting", naming the feature: with both in the log
+  that feature is a text column the batch should not hold (its padding advice is for rows of unequal length):
+  read here, in place of bad_training_data and library_arguments, likely (a label kept as its name prints it too).
 - LMDB refuses a write once the environment's memory map is full: ``libraries/liblmdb/mdb.c`` ``mdb_strerror``'s
   "MDB_MAP_FULL: Environment mapsize limit reached", which py-lmdb raises as ``lmdb.MapFullError`` ("mdb_put: "
   before it, ``lmdb/cpython.c`` err_set) and Caffe's ``db_lmdb`` prints through its checks. The map size is fixed
@@ -44,6 +50,12 @@ FAMILY = "data loading"
 NOT_TENSORIZABLE = re.compile(
     r"Could not infer dtype of (?P<python_type>dict)\b|new\(\): invalid data type '(?P<python_str>str|bytes)'"
 )
+# transformers/tokenization_utils_base.py BatchEncoding.convert_to_tensors, naming the feature it could not convert
+TEXT_FEATURE = re.compile(
+    r"Perhaps your features \(`(?P<tensor_feature>[^`\n]{1,80})` in this case\) have excessive"
+)
+# torch's ValueError for a list of str (tensor_new.cpp compute_sizes): whole-log, beside the feature named above
+STR_DIMS = ("too many dimensions 'str'", re.compile(r"(?P<saw_str_dims>too many dimensions 'str')"))
 # MONAI's dictionary pipelines print it too when an array transform (EnsureChannelFirst) meets the dict samples
 # its dictionary form (EnsureChannelFirstd) takes: a transform, not a column (read on the message's own lines)
 MONAI_TRANSFORMS = re.compile(r"\b(?:monai|EnsureChannelFirstd?|LoadImaged?|ToTensord?|AddChanneld?)\b")
@@ -106,6 +118,19 @@ CONTEXT: tuple = ()
 
 
 def _not_tensorizable(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    feature = merged(hits).get("tensor_feature")
+    if feature:
+        return (
+            f"the batch's `{feature}` feature holds text (str): transformers' conversion to tensors (a tokenizer's "
+            f"or a data collator's pad with return_tensors='pt') was given the strings of `{feature}`"
+            + on_ranks(hits),
+            f"Keep `{feature}` out of the batch: tokenize it into input_ids and drop the raw column "
+            f"(dataset.map(tokenize, batched=True, remove_columns=['{feature}']) or "
+            f"dataset.remove_columns(['{feature}'])); with the Trainer, remove_unused_columns=True (the default) "
+            "drops the columns the model's forward() does not take, and remove_unused_columns=False hands the "
+            f"collator every column. A label kept as its name needs mapping to its index (label2id). Padding and "
+            "truncation, which the message suggests, are for rows of unequal length: torch said the values are str.",
+        )
     if merged(hits).get("python_str"):
         return (
             f"torch.tensor was given {merged(hits)['python_str']} values: a text column (or a label kept as its "
@@ -173,11 +198,23 @@ def change(facts: dict) -> tuple[str, str] | None:
 
 COLUMN_NOT_TENSORIZABLE = Recogniser(
     kind="column_not_tensorizable",
-    title="a column of records given to torch.tensor",
-    templates=("third_party:torch-tensor-could-not-infer-dtype", "torch_native:tensor-new-invalid-data-type"),
-    anchors=("Could not infer dtype of ", "new(): invalid data type '"),
-    match=NOT_TENSORIZABLE,
-    facts=(NOT_TENSORIZABLE,),
+    title="a dataset column torch.tensor cannot take (records or text)",
+    templates=(
+        "third_party:torch-tensor-could-not-infer-dtype",
+        "torch_native:tensor-new-invalid-data-type",
+        "third_party:transformers-unable-to-create-tensor-pad-truncate",
+    ),
+    anchors=(
+        "Could not infer dtype of ",
+        "new(): invalid data type '",
+        "` in this case) have excessive nesting",
+    ),
+    match=re.compile(f"{NOT_TENSORIZABLE.pattern}|{TEXT_FEATURE.pattern}"),
+    facts=(NOT_TENSORIZABLE, TEXT_FEATURE),
+    # transformers names the feature for rows of unequal length too: a text column only where torch said str
+    requires_beside=(("tensor_feature", ("saw_str_dims",)),),
+    # the same failure read by the ValueError's words alone: a damaged data file, the padding advice
+    absorbs=("bad_training_data", "library_arguments"),
     reject=MONAI_TRANSFORMS,
     confirm=lambda hits, ctx: False,  # the message names no column: a dict from anywhere prints it
     describe=_not_tensorizable,

@@ -75,7 +75,7 @@ def _label(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
         + "Class labels must be 0..C-1 where C is the model's number of outputs: labels numbered from 1 need "
         "label - 1; a model built with fewer classes than the dataset has needs num_classes = max label + 1 "
-        "(check the config's num_classes / n_classes against the dataset); label values such as 255 in a "
+        "(check the config's num_classes / n_classes, a transformers model's num_labels, against the dataset); label values such as 255 in a "
         "segmentation mask are an ignore value (ignore_index=255) or need remapping to class indices.",
     )
 

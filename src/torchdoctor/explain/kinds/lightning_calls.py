@@ -22,6 +22,8 @@ DDP, one the same run wrote (Lightning-AI/pytorch-lightning#11158): the message 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from torchdoctor.explain.kinds.refusal_table import refusal_recogniser
 from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
 
@@ -470,6 +472,31 @@ LIGHTNING_CALL_REFUSED = refusal_recogniser(
         "lightning:xla-fsdp-strategy-does-not-support",
     ),
     several=(_UNDEFINED_DATALOADER, _MINIMUM_HOOKS),
+)
+# lightning/pytorch/core/module.py __to_tensor: "`self.log({name}, {value})` was called, but the tensor must have a
+# single element. You can try doing `self.log({name}, {value}.mean())`": the value is the tensor's repr, which
+# wraps over lines (the anchored line may be the repr's last), so the name is read from the suggestion's half
+_LOGGED_NAME = Pattern(
+    r"must have a single element\. You can try doing `self\.log\((?P<logged_name>[^,`\n]{1,100}), "
+)
+_REFUSED = LIGHTNING_CALL_REFUSED.describe
+
+
+def _refused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    name = first(hits, "logged_name", "")
+    if not name:
+        return _REFUSED(hits, ctx)
+    return (
+        f"self.log('{name}', value) was given a tensor of several elements: Lightning logs one number per name"
+        + on_ranks(hits),
+        f"Reduce the tensor to one number before logging it: self.log('{name}', value.mean()) (or .sum(), keeping "
+        "sync_dist=True if it was there: the ranks' numbers are then averaged), or log each element under its own "
+        f"name: self.log_dict({{f'{name}_{{i}}': v for i, v in enumerate(value)}}).",
+    )
+
+
+LIGHTNING_CALL_REFUSED = replace(
+    LIGHTNING_CALL_REFUSED, facts=(*LIGHTNING_CALL_REFUSED.facts, _LOGGED_NAME), describe=_refused
 )
 
 
