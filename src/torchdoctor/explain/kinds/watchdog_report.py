@@ -60,6 +60,17 @@ CONTEXT = (
             r"a call made under a condition on the rank at (?P<survivor_condition>\S+:\d+ \(`[^`\n]{1,200}`\))"
         ),
     ),
+    # hang/failure.py's verdict on a failed job: a rank died (gloo aborts the rank that received a size it did not
+    # expect) inside its own collective call, which sat under a condition on the rank (u41: nanoGPT's evaluation on
+    # rank 0 only, an all_reduce planted in it)
+    (
+        ", in its last collective call, ",
+        R(
+            r"torchdoctor: failed: (?P<died_rank>rank \d+) died without a Python error [^\n]{0,200}?, in its last "
+            r"collective call, (?P<died_call>\S+ #\d+ at \S+:\d+)[^\n]*?sits under a condition on the rank, "
+            r"(?P<died_condition>line \d+: `[^`\n]{1,200}`)"
+        ),
+    ),
     # hang/joined_verdict.py: DDP's ranks split between backward's all-reduce and the next forward's collectives
     (
         "Under DDP ",
