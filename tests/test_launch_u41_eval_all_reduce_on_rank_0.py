@@ -50,17 +50,31 @@ def test_a_rank_0_only_evaluation_with_an_all_reduce_gloo_aborts_names_the_call_
         shutil.rmtree(kept[1], ignore_errors=True)
     assert returncode != 0 and "Received data size doesn't match expected size" in output, output[-3000:]
     said = output[output.index("torchdoctor: failed:") :]
-    assert "rank 0 died without a Python error (killed by signal 6, SIGABRT), in its last collective call, " in said
+    assert (
+        "rank 0 died without a Python error (killed by signal 6, SIGABRT), in its last collective call, "
+        in said
+    )
     assert "all_reduce #" in said and "at train.py:10 in evaluate (gloo aborted it" in said, said
-    assert "rank 1 was last seen in backward() (under DDP, the gradients' all-reduce) at train.py:" in said, said
+    assert "rank 1 was last seen in backward() (under DDP, the gradients' all-reduce) at train.py:" in said, (
+        said
+    )
     assert "line 18: `if step % 3 == 0 and rank == 0:`" in said, said
-    assert "make the call on every rank and keep only the write or the print under the condition" in said, said
+    assert "make the call on every rank and keep only the write or the print under the condition" in said, (
+        said
+    )
     assert "Culprit: rank(s) 0 at train.py:10" in said, said
-    found = explained(output)  # the console handed to explain: gloo's abort, with the verdict's call and condition
+    found = explained(
+        output
+    )  # the console handed to explain: gloo's abort, with the verdict's call and condition
     assert found.id == "log.rank_divergence", found.summary
-    assert "rank 0 died in its all_reduce #" in found.summary and " at train.py:10, a call made under a" in found.summary
+    assert (
+        "rank 0 died in its all_reduce #" in found.summary
+        and " at train.py:10, a call made under a" in found.summary
+    )
     assert "line 18: `if step % 3 == 0 and rank == 0:`" in found.summary, found.summary
-    assert found.fix.startswith("The ranks that skip that branch never make the collective inside it"), found.fix
+    assert found.fix.startswith("The ranks that skip that branch never make the collective inside it"), (
+        found.fix
+    )
 
 
 RECORDED = Path(__file__).parent / "fixtures" / "watchdog_consoles" / "nanogpt_eval_all_reduce_on_rank_0.txt"
@@ -73,4 +87,6 @@ def test_the_recorded_nanogpt_console_names_the_call_that_rank_0_died_in_and_its
         "rank 0 died in its all_reduce #4 at train_a_eval_allreduce.py:225, a call made under a condition on the rank, "
         "line 263: `if iter_num % eval_interval == 0 and master_process:`" in found.summary
     ), found.summary
-    assert found.fix.startswith("The ranks that skip that branch never make the collective inside it"), found.fix
+    assert found.fix.startswith("The ranks that skip that branch never make the collective inside it"), (
+        found.fix
+    )

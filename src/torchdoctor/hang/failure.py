@@ -55,8 +55,12 @@ def exit_codes(torchrun_output: str) -> dict[int, int]:
 
 
 # gloo's enforce on a peer's message longer than this rank's buffer (pair.cc), which aborts the rank (SIGABRT)
-_SIZE_MISMATCH = re.compile(r"Received data size doesn't match expected size|op\.preamble\.length <= op\.nbytes")
-_GLOO_ABORT = "gloo aborted it: a peer sent more data than this call expected, from another collective call or size"
+_SIZE_MISMATCH = re.compile(
+    r"Received data size doesn't match expected size|op\.preamble\.length <= op\.nbytes"
+)
+_GLOO_ABORT = (
+    "gloo aborted it: a peer sent more data than this call expected, from another collective call or size"
+)
 
 EXITS_FILE = "torchrun.exits"  # torchrun's summary of the workers' exits, kept in the folder for `explain`
 
@@ -174,7 +178,9 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
         text += (
             f". {condition[0].file}:{condition[0].line} sits under a condition on the rank, {condition[1]}"
         )
-        if died_alone and in_call:  # it died in a collective the condition let it make: the others never made it
+        if (
+            died_alone and in_call
+        ):  # it died in a collective the condition let it make: the others never made it
             return Verdict(f"{text}. {ON_EVERY_RANK}", "failed", culprits, where)
     return Verdict(text + ".", "failed", culprits, where)
 
@@ -280,7 +286,9 @@ def _others_elsewhere(directory: Path, ranks: list[int], call_frames: list[Frame
         ended = finished_with(RankFiles(directory, rank)) or {}
         frames = [Frame(*f) for f in ended.get("frames", [])] or _last_seen(directory, rank)
         where = _user_frame(frames)
-        if where is None or (call_at is not None and (where.file, where.line) == (call_at.file, call_at.line)):
+        if where is None or (
+            call_at is not None and (where.file, where.line) == (call_at.file, call_at.line)
+        ):
             continue
         inside = collective_of(frames)
         said.append(f"rank {rank} was last seen " + (f"in {inside} " if inside else "") + f"at {where}")
