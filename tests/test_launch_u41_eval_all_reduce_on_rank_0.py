@@ -90,3 +90,47 @@ def test_the_recorded_nanogpt_console_names_the_call_that_rank_0_died_in_and_its
     assert found.fix.startswith("The ranks that skip that branch never make the collective inside it"), (
         found.fix
     )
+
+
+def test_flight_recorder_dumps_of_a_barrier_saved_on_rank_0_name_the_condition_many_lines_up(tmp_path):
+    # nanoGPT's checkpoint save with a barrier planted after torch.save (u41): the dumps alone said "Look at each
+    # rank's line above for a condition on the rank between them", and the condition was 24 lines up, at the loop's
+    # `if iter_num % eval_interval == 0 and master_process:`
+    from torchdoctor.explain.flight_recorder.compare import disagreements
+    from torchdoctor.explain.flight_recorder.findings import to_finding
+    from torchdoctor.explain.flight_recorder.records import Collective, RankRecord
+    from torchdoctor.hang.source import Frame
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "for step in range(10):\n"
+        "    if step % 5 == 0 and master_process:\n"
+        "        losses = evaluate()\n"
+        "        if losses < best:\n"
+        "            torch.save(model.state_dict(), 'ckpt.pt')\n"
+        "            torch.distributed.barrier()\n"
+        "    loss = model(x).sum()\n"
+        "    loss.backward()\n"
+    )
+
+    def dumped(rank, op, line, sizes, file=script):
+        at = [Frame(str(file), line, "<module>")]
+        return RankRecord(rank, "dump", {"0": [Collective("0", 11, op, sizes, sizes, ["Float"], frames=at)]})
+
+    records = {0: dumped(0, "barrier", 6, []), 1: dumped(1, "all_reduce", 8, [[27808]])}
+    (found,) = disagreements(records, [0, 1])
+    finding = to_finding(found)
+    assert finding.id == "log.collective_mismatch", finding.summary
+    assert (
+        f"Rank 0's barrier #11 ({script}:6) sits under a condition on the rank, line 2: "
+        "`if step % 5 == 0 and master_process:`" in finding.fix
+    ), finding.fix
+    assert (
+        "make the call on every rank and keep only the write or the print under the condition" in finding.fix
+    )
+    # near miss: no condition on either side's chain keeps the plain advice
+    plain = tmp_path / "plain.py"
+    plain.write_text(script.read_text().replace(" and master_process", "").replace("step % 5 == 0", "True"))
+    records = {0: dumped(0, "barrier", 6, [], plain), 1: dumped(1, "all_reduce", 8, [[27808]], plain)}
+    (found,) = disagreements(records, [0, 1])
+    assert "Look at each rank's line above" in to_finding(found).fix, to_finding(found).fix
