@@ -134,3 +134,19 @@ def test_flight_recorder_dumps_of_a_barrier_saved_on_rank_0_name_the_condition_m
     records = {0: dumped(0, "barrier", 6, [], plain), 1: dumped(1, "all_reduce", 8, [[27808]], plain)}
     (found,) = disagreements(records, [0, 1])
     assert "Look at each rank's line above" in to_finding(found).fix, to_finding(found).fix
+
+
+def test_a_log_dir_holding_only_the_report_of_a_rank_that_died_names_that_rank_and_its_line():
+    # the --log-dir of the same job on 3 ranks held only torchdoctor-report.txt, and explain said "no known failure"
+    from torchdoctor.explain.diagnose import explain
+
+    folder = RECORDED.parent / "nanogpt_eval_all_reduce_3_ranks_log_dir"
+    (found, *_) = explain([str(folder)])
+    assert found.id == "log.rank_died" and found.status == "fail", found.summary
+    assert found.summary.startswith(
+        "likely: rank 0 died without a Python error (killed by signal 6, SIGABRT), in its last collective call, "
+        "all_reduce #4"
+    ), found.summary
+    assert "Look at train_a_eval_allreduce.py:225 first." in found.fix, found.fix
+    # the console of the job, where gloo's own abort is printed, is read from gloo's message first
+    assert explained(RECORDED.read_text()).id == "log.rank_divergence"

@@ -126,7 +126,9 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
             text += f", in its last collective call, {call}"
             if _SIZE_MISMATCH.search(torchrun_output):
                 text += f" ({_GLOO_ABORT})"
-            elsewhere = _others_elsewhere(directory, [r for r in ranks if r not in culprits], call_frames)
+            elsewhere = _others_elsewhere(
+                directory, [r for r in ranks if r not in culprits], call_frames, written_at(files.calls)
+            )
             if elsewhere:
                 text += f"; {elsewhere}"
         else:
@@ -276,15 +278,18 @@ def _mismatch_in_calls(directory: Path, ranks: list[int]) -> Verdict | None:
     return None
 
 
-def _others_elsewhere(directory: Path, ranks: list[int], call_frames: list[Frame]) -> str:
+def _others_elsewhere(directory: Path, ranks: list[int], call_frames: list[Frame], since: float) -> str:
     """``"rank 1 was last seen in backward() (...) at train.py:300"``: where the other ranks were, by the error
-    they raised (their collective lost its peer) or where they were last seen moving (torchrun stopped them), for
-    those at another line than the culprit's collective call; "" when none was."""
+    they raised (their collective lost its peer) or where they were last seen moving (torchrun stopped them) at or
+    after ``since`` (the culprit's call: a place seen before it is stale, u41's third rank "last seen" in DDP's
+    construction), for those at another line than the culprit's collective call; "" when none was."""
     call_at = _user_frame(call_frames)
     said = []
     for rank in ranks:
         ended = finished_with(RankFiles(directory, rank)) or {}
-        frames = [Frame(*f) for f in ended.get("frames", [])] or _last_seen(directory, rank)
+        frames = [Frame(*f) for f in ended.get("frames", [])]
+        if not frames and written_at(RankFiles(directory, rank).where) >= since:
+            frames = _last_seen(directory, rank)
         where = _user_frame(frames)
         if where is None or (
             call_at is not None and (where.file, where.line) == (call_at.file, call_at.line)
