@@ -150,3 +150,32 @@ def test_a_log_dir_holding_only_the_report_of_a_rank_that_died_names_that_rank_a
     assert "Look at train_a_eval_allreduce.py:225 first." in found.fix, found.fix
     # the console of the job, where gloo's own abort is printed, is read from gloo's message first
     assert explained(RECORDED.read_text()).id == "log.rank_divergence"
+
+
+def test_a_rank_in_a_collective_under_a_rank_condition_is_told_the_fix_one_stuck_outside_any_is_not(tmp_path):
+    # under launch --debug the same nanoGPT fault was read as rank 0 never entering DDP's all-reduce, with its
+    # condition named and no fix (u41)
+    from torchdoctor.hang.source import Frame
+    from torchdoctor.hang.stacks import RankStack
+    from torchdoctor.hang.verdict import rank_condition_hint
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "for step in range(10):\n"
+        "    if step % 5 == 0 and rank == 0:\n"
+        "        dist.all_reduce(losses)\n"
+        "    if rank == 1 and step == 3:\n"
+        "        time.sleep(600)\n"
+    )
+    c10d = Frame(
+        "/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", 2800, "all_reduce"
+    )
+    in_call = RankStack(0, 10, "h", [Frame(str(script), 3, "<module>"), c10d])
+    text, condition = rank_condition_hint([in_call])
+    assert condition == "line 2: `if step % 5 == 0 and rank == 0:`", condition
+    assert text.endswith("never make the collective inside it; make the call on every rank."), text
+    stuck = RankStack(
+        1, 11, "h", [Frame(str(script), 5, "<module>"), Frame("/usr/lib/python3.11/x.py", 1, "f")]
+    )
+    text, _ = rank_condition_hint([stuck])
+    assert text.endswith("`if rank == 1 and step == 3:`.") and "make the call" not in text, text
