@@ -348,6 +348,10 @@ PROCESS_TESTS = {
     "test_launch_u31_ddp_skipped_backward": {
         "test_a_ddp_rank_skipping_a_nan_losss_backward_under_watchdog_on_this_torch_says_backward_passes_differ"
     },
+    # an all_reduce in an evaluation run on rank 0 only, under launch --watchdog: gloo aborts rank 0 (u41)
+    "test_launch_u41_eval_all_reduce_on_rank_0": {
+        "test_a_rank_0_only_evaluation_with_an_all_reduce_gloo_aborts_names_the_call_the_other_rank_and_the_fix"
+    },
     # a barrier under `if rank == 0:` after a broadcast_object_list, under launch --debug --watchdog (u34)
     "test_launch_u34_object_collective_then_lone_barrier": {
         "test_a_lone_barrier_after_an_object_broadcast_under_debug_watchdog_says_rank_1_finished_not_different_ops"

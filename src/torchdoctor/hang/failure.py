@@ -54,6 +54,14 @@ def exit_codes(torchrun_output: str) -> dict[int, int]:
     return {int(rank): int(code) for rank, code in _SUMMARY.findall(torchrun_output)}
 
 
+# gloo's enforce on a peer's message longer than this rank's buffer (pair.cc), which aborts the rank (SIGABRT)
+_SIZE_MISMATCH = re.compile(
+    r"Received data size doesn't match expected size|op\.preamble\.length <= op\.nbytes"
+)
+_GLOO_ABORT = (
+    "gloo aborted it: a peer sent more data than this call expected, from another collective call or size"
+)
+
 EXITS_FILE = "torchrun.exits"  # torchrun's summary of the workers' exits, kept in the folder for `explain`
 
 
@@ -100,6 +108,7 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
     died_alone = [r for r in died if codes.get(r) != -15]
     causes = [(r, s) for r, s in raised if not _PEER_GONE.search(s["error"])]
     causes.sort(key=lambda item: item[1].get("time", 0))
+    in_call = False  # the culprit died inside its newest collective call
     told: set[int] = set()  # ranks whose own error the verdict tells: never called a consequence
     if died_alone:
         culprits = died_alone
@@ -107,13 +116,25 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
         frames = _last_seen(directory, culprits[0])
         how = _how_it_died(codes.get(culprits[0]))
         where = _user_frame(frames)
-        text = f"{_who(culprits)} died without a Python error ({how})"
-        text += f", last seen at {where}" if where else ", and was never seen in the script's code"
         call, call_frames = _last_call(directory, culprits[0])
-        if call:
-            text += f"; its last collective call was {call}"
-            if written_at(files.calls) > written_at(files.where) or where is None:  # the newer of the two
-                frames, where = call_frames, _user_frame(call_frames)
+        # the newer of the two: a collective call noted after the rank was last seen moving is where it died (a
+        # stale "last seen in configure_optimizers" said before it, of a rank gloo aborted in its all_reduce)
+        in_call = bool(call) and (written_at(files.calls) > written_at(files.where) or where is None)
+        text = f"{_who(culprits)} died without a Python error ({how})"
+        if in_call:
+            frames, where = call_frames, _user_frame(call_frames)
+            text += f", in its last collective call, {call}"
+            if _SIZE_MISMATCH.search(torchrun_output):
+                text += f" ({_GLOO_ABORT})"
+            elsewhere = _others_elsewhere(
+                directory, [r for r in ranks if r not in culprits], call_frames, written_at(files.calls)
+            )
+            if elsewhere:
+                text += f"; {elsewhere}"
+        else:
+            text += f", last seen at {where}" if where else ", and was never seen in the script's code"
+            if call:
+                text += f"; its last collective call was {call}"
         ended = _ended_itself(files)
         if ended:  # it ended itself: that line, exactly
             how, frames = ended
@@ -159,6 +180,10 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
         text += (
             f". {condition[0].file}:{condition[0].line} sits under a condition on the rank, {condition[1]}"
         )
+        if (
+            died_alone and in_call
+        ):  # it died in a collective the condition let it make: the others never made it
+            return Verdict(f"{text}. {ON_EVERY_RANK}", "failed", culprits, where)
     return Verdict(text + ".", "failed", culprits, where)
 
 
@@ -253,11 +278,35 @@ def _mismatch_in_calls(directory: Path, ranks: list[int]) -> Verdict | None:
     return None
 
 
+def _others_elsewhere(directory: Path, ranks: list[int], call_frames: list[Frame], since: float) -> str:
+    """``"rank 1 was last seen in backward() (...) at train.py:300"``: where the other ranks were, by the error
+    they raised (their collective lost its peer) or where they were last seen moving (torchrun stopped them) at or
+    after ``since`` (the culprit's call: a place seen before it is stale, u41's third rank "last seen" in DDP's
+    construction), for those at another line than the culprit's collective call; "" when none was."""
+    call_at = _user_frame(call_frames)
+    said = []
+    for rank in ranks:
+        ended = finished_with(RankFiles(directory, rank)) or {}
+        frames = [Frame(*f) for f in ended.get("frames", [])]
+        if not frames and written_at(RankFiles(directory, rank).where) >= since:
+            frames = _last_seen(directory, rank)
+        where = _user_frame(frames)
+        if where is None or (
+            call_at is not None and (where.file, where.line) == (call_at.file, call_at.line)
+        ):
+            continue
+        inside = collective_of(frames)
+        said.append(f"rank {rank} was last seen " + (f"in {inside} " if inside else "") + f"at {where}")
+    return "; ".join(said)
+
+
 def _how_it_died(code: int | None) -> str:
     if code is None:
         return "killed by a signal or os._exit; torchrun's summary says which"
     if code == -9:
         return "killed by SIGKILL: the kernel's out-of-memory killer (see `dmesg`), or a `kill -9`"
+    if code == -6:
+        return "killed by signal 6, SIGABRT"
     if code < 0:
         return f"killed by signal {-code}"
     return f"exit code {code} with no Python error: os._exit() or a C library's exit()"

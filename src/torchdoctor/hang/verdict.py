@@ -234,6 +234,12 @@ def rank_condition_hint(stacks: list[RankStack]) -> tuple[str, str]:
         found = condition_on_chain(stack.frames)
         if found:
             frame, condition = found
-            text = f"rank {stack.rank}'s line {frame.file}:{frame.line} sits under a condition on the rank, {condition}."
-            return text, str(condition)
+            text = f"rank {stack.rank}'s line {frame.file}:{frame.line} sits under a condition on the rank, {condition}"
+            if collective_of(
+                stack.frames
+            ):  # in a collective there: the path the condition sent it on has one
+                # (u41: under --debug, rank 0 held in debug mode's check of an all_reduce in nanoGPT's rank-0-only
+                # evaluation was named with its condition and no fix); a rank stuck outside any is not told this
+                text += ": the ranks that skip that branch never make the collective inside it; make the call on every rank"
+            return text + ".", str(condition)
     return "", ""

@@ -11,7 +11,7 @@ from torchdoctor.explain import memory_snapshot, safe_pickle
 from torchdoctor.explain.flight_recorder.compare import Disagreement, disagreements, pg_order
 from torchdoctor.explain.flight_recorder.records import Collective, RankRecord, load_plain, record_of
 from torchdoctor.findings import Finding
-from torchdoctor.hang.source import rank_condition, user_call
+from torchdoctor.hang.source import condition_on_chain, rank_condition, user_call
 from torchdoctor.rank_list import who
 
 
@@ -148,9 +148,26 @@ def _divergence_fix(d: Disagreement, example: Collective) -> str:
 def _mismatch_fix(d: Disagreement) -> str:
     op = next(iter(d.examples.values())).op
     if d.kind == "op":
-        return (
+        said = (
             "The ranks call collectives in a different order: every rank of a group must make the same calls in "
-            "the same order. Look at each rank's line above for a condition on the rank between them."
+            "the same order."
+        )
+        # the side whose call sits under a condition on the rank, read along its whole call chain (u41: a barrier
+        # in nanoGPT's checkpoint save, under `if ... and master_process:` many lines up, against rank 1's backward)
+        branches = []
+        for (_, ranks), example in _pairs(d):
+            found = condition_on_chain(example.frames)
+            if found:
+                frame, condition = found
+                branches.append(
+                    f"{who(ranks).capitalize()}'s {example.op} #{d.seq} ({frame.file}:{frame.line}) sits under a "
+                    f"condition on the rank, {condition}"
+                )
+        if not branches:
+            return f"{said} Look at each rank's line above for a condition on the rank between them."
+        return (
+            f"{said} {'; '.join(branches)}: the ranks that skip that branch never make the call inside it and go on "
+            "to their next one; make the call on every rank and keep only the write or the print under the condition."
         )
     if d.kind == "sizes":
         return (

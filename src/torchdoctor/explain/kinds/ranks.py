@@ -621,7 +621,19 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "the file:line\n"
         "(TORCH_DISTRIBUTED_DEBUG=DETAIL makes torch itself check every collective, at a cost.)"
     )
-    if "size_a" in facts and ctx.facts.get("saw_accelerate_gather"):
+    if "died_condition" in ctx.facts:
+        # `launch --watchdog`'s verdict in the same log: the rank gloo aborted died inside its own call, made under
+        # a condition on the rank (u41: an all_reduce in nanoGPT's evaluation, run on rank 0 only)
+        summary += (
+            f"; {ctx.facts['died_rank']} died in its {ctx.facts['died_call']}, a call made under a condition on the "
+            f"rank, {ctx.facts['died_condition']}"
+        )
+        fix = (
+            "The ranks that skip that branch never make the collective inside it (an all_reduce of an evaluation's "
+            "loss, a barrier, a metric synchronised across ranks) and go on to their next one: make the call on "
+            "every rank and keep only the write or the print under the condition.\n" + fix
+        )
+    elif "size_a" in facts and ctx.facts.get("saw_accelerate_gather"):
         # every rank joined accelerate's gather: the same call, with tensors of different shapes; no branch to
         # decide on one rank (found with gather_for_metrics over batches split by hand under plain torchrun: the
         # last batch held 2 samples on rank 0, 1 on rank 1)

@@ -60,6 +60,17 @@ CONTEXT = (
             r"a call made under a condition on the rank at (?P<survivor_condition>\S+:\d+ \(`[^`\n]{1,200}`\))"
         ),
     ),
+    # hang/failure.py's verdict on a failed job: a rank died (gloo aborts the rank that received a size it did not
+    # expect) inside its own collective call, which sat under a condition on the rank (u41: nanoGPT's evaluation on
+    # rank 0 only, an all_reduce planted in it)
+    (
+        ", in its last collective call, ",
+        R(
+            r"torchdoctor: failed: (?P<died_rank>rank \d+) died without a Python error [^\n]{0,200}?, in its last "
+            r"collective call, (?P<died_call>\S+ #\d+ at \S+:\d+)[^\n]*?sits under a condition on the rank, "
+            r"(?P<died_condition>line \d+: `[^`\n]{1,200}`)"
+        ),
+    ),
     # hang/joined_verdict.py: DDP's ranks split between backward's all-reduce and the next forward's collectives
     (
         "Under DDP ",
@@ -272,6 +283,50 @@ ENDED_EARLY = Recogniser(
 )
 
 
+def _died(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    verdict, culprit_line, kept = (
+        first(hits, "died"),
+        first(hits, "died_culprit_line"),
+        first(hits, "died_folder"),
+    )
+    summary = f"{verdict.rstrip('.')} (torchdoctor launch's verdict on the failed job)"
+    fix = (
+        "The rank named died without a Python error, so no traceback in the log is its cause: a signal ended it "
+        "(SIGKILL: the kernel's out-of-memory killer, see `dmesg`; SIGABRT: a C++ abort, gloo's on a collective the "
+        "ranks called with other sizes or another operation) or it called os._exit; the other ranks' lost peer is "
+        "its consequence."
+    )
+    if culprit_line:
+        fix += f" Look at {culprit_line} first."
+    if kept:
+        fix += f" `torchdoctor explain {kept}` reads what each rank left again while that folder is kept."
+    return summary, fix
+
+
+# launch's verdict on a failed job whose culprit died without a Python error (hang/failure.py failure_verdict): the
+# report alone says who failed, where a --log-dir holds only torchdoctor-report.txt (torchrun without --redirects
+# writes no rank's log there; u41, nanoGPT's evaluation with an all_reduce on rank 0 only)
+RANK_DIED = Recogniser(
+    kind="rank_died",
+    title="a rank that died without a Python error",
+    anchors=(" died without a Python error (",),
+    templates=("torchdoctor:rank-died-without-a-python-error",),
+    match=R(r"torchdoctor: failed: ranks? \d[\d, ]* died without a Python error \("),
+    absorbs=("hang_verdict",),  # its "Culprit:" line is this verdict's, not a hang's
+    span=2,
+    facts=(
+        R(r"torchdoctor: failed: (?P<died>ranks? \d[\d, ]* died without a Python error \([^\n]{1,1500})"),
+        R(r"Culprit: rank\(s\) [\d,\- ]+? at (?P<died_culprit_line>\S+:\d+)\."),
+        R(r"What each rank left: (?P<died_folder>\S+?)/rank\*"),
+    ),
+    # the report is the verdict of last resort: a traceback, gloo's own abort message, any other reading of the
+    # same log leads; alone (a --log-dir of the report only) it is the failure
+    fallback_facts=("died",),
+    fallback_fails=True,
+    describe=_died,
+)
+
+
 # torchdoctor's debug mode (distributed/messages.py mismatch_message) raising at the collective the ranks entered
 # with different operations: each rank's operation under "Operations:", its line under "Called from:"
 _DEBUG_OPERATIONS = "called different operations at the same point"
@@ -461,4 +516,4 @@ STOPPED_PLACES = Recogniser(
 )
 
 
-RECOGNISERS = (HANG_VERDICT, ENDED_EARLY, DIFFERENT_CALLS, NEVER_REACHED, STOPPED_PLACES)
+RECOGNISERS = (HANG_VERDICT, ENDED_EARLY, RANK_DIED, DIFFERENT_CALLS, NEVER_REACHED, STOPPED_PLACES)
