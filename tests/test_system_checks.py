@@ -135,3 +135,24 @@ def test_import_torch_is_tried_once_and_a_second_import_is_a_plain_import_error(
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("ImportError")
+
+
+def test_a_low_open_files_limit_warns_with_the_command_that_raises_it():
+    from torchdoctor.system import check_open_files
+
+    low = check_open_files((256, 1048576))
+    assert low.id == "sys.open_files" and low.status == "warn" and "is 256, hard 1048576" in low.summary
+    assert 'ulimit -n "$(ulimit -Hn)"' in low.fix
+    stuck = check_open_files((256, 256))  # the hard limit is low too: ulimit -n cannot raise it
+    assert stuck.status == "warn" and "hard limit is 256 too" in stuck.fix
+    assert check_open_files((1024, 4096)).status == "ok"
+
+
+def test_a_thread_count_openmp_ignores_warns_and_a_valid_one_says_nothing():
+    from torchdoctor.system import check_threads
+
+    assert check_threads({}) is None and check_threads({"OMP_NUM_THREADS": "4"}) is None
+    for value in ("0", "-1", "four", ""):
+        finding = check_threads({"OMP_NUM_THREADS": value})
+        assert finding.id == "sys.threads" and finding.status == "warn", value
+        assert f"OMP_NUM_THREADS={value!r}" in finding.summary and "export OMP_NUM_THREADS=1" in finding.fix

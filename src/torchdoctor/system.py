@@ -227,3 +227,78 @@ def check_shm(
 
 def _gib(size: int) -> str:
     return f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.0f} MiB"
+
+
+# Under this many open files a DataLoader with workers (each batch's tensors are passed as file descriptors) or
+# NCCL's sockets on many ranks reach EMFILE: "Too many open files". 1024 is the usual login shell's soft limit.
+MIN_OPEN_FILES = 1024
+
+
+def check_open_files(limits: tuple[int, int] | None = None) -> Finding:
+    """The soft limit on open files (``ulimit -n``) under 1024 is a warning: DataLoader workers and NCCL's
+    sockets run out ("Too many open files")."""
+    verdict = verdict_of(check_open_files)
+    if limits is None:
+        try:
+            import resource
+        except ImportError:  # not on Windows
+            return verdict("skip", f"no limit on open files to read on {platform.system()}")
+        limits = resource.getrlimit(resource.RLIMIT_NOFILE)
+    soft, hard = (-1 if n == _unlimited() else n for n in limits)
+    details = {"soft": soft, "hard": hard}
+    shown = "unlimited" if hard < 0 else str(hard)
+    if 0 <= soft < MIN_OPEN_FILES:
+        if hard < 0 or hard >= MIN_OPEN_FILES:
+            fix = 'ulimit -n "$(ulimit -Hn)"   # in the shell (or job script) that starts the run'
+        else:
+            fix = (
+                f"the hard limit is {hard} too: raise nofile in /etc/security/limits.conf (or docker run "
+                "--ulimit nofile=65536:65536), log in again, then: ulimit -n 65536"
+            )
+        return verdict(
+            "warn",
+            f"open files limit (ulimit -n) is {soft}, hard {shown}: DataLoader workers and NCCL's sockets "
+            f"need more ('Too many open files'); {MIN_OPEN_FILES} at least",
+            details,
+            fix,
+        )
+    current = "unlimited" if soft < 0 else str(soft)
+    return verdict("ok", f"open files limit (ulimit -n) is {current}, hard {shown}", details)
+
+
+def _unlimited() -> int:
+    try:
+        import resource
+    except ImportError:
+        return -1
+    return resource.RLIM_INFINITY
+
+
+# Thread-count variables the OpenMP runtime (torch's intra-op threads) and the BLAS libraries read: a value
+# that is not a whole number above 0 is ignored ("libgomp: Invalid value for environment variable
+# OMP_NUM_THREADS") and every process then takes every core.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def check_threads(environ=None) -> Finding | None:
+    """``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` set to something other than a whole number above 0: OpenMP
+    ignores it and each process uses every core."""
+    verdict = verdict_of(check_threads)
+    environ = os.environ if environ is None else environ
+    wrong = {
+        name: environ[name]
+        for name in THREAD_VARIABLES
+        if name in environ and not (environ[name].strip().isdigit() and int(environ[name]) > 0)
+    }
+    if not wrong:
+        return None  # unset or valid: nothing to say
+    said = ", ".join(f"{name}={value!r}" for name, value in wrong.items())
+    return verdict(
+        "warn",
+        f"{said}: not a whole number above 0; OpenMP ignores it and each process takes every core "
+        "(torchrun's default is 1 thread per process)",
+        wrong,
+        "\n".join(
+            f"export {name}=1   # or the cores per process: nproc / processes per node" for name in wrong
+        ),
+    )
