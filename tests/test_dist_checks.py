@@ -144,3 +144,16 @@ def test_a_word_where_nccl_reads_a_number_warns_with_the_number():
         assert "export NCCL_P2P_DISABLE=1" in finding.fix
     for value in ("1", "0", " 1 ", "0x1"):
         assert check_nccl_settings({"NCCL_IB_DISABLE": value}, present=["lo"]).status == "ok", value
+
+
+def test_the_interface_suggested_is_the_default_routes(tmp_path):
+    from torchdoctor.distributed.nccl_variables import routed_interface
+
+    table = tmp_path / "route"
+    table.write_text(
+        "Iface\tDestination\tGateway\tFlags\n"
+        "ens5\t000200C0\t00000000\t0001\n"
+        "bond0\t00000000\t010200C0\t0003\n"
+    )
+    assert routed_interface(str(table)) == "bond0"
+    assert routed_interface(str(tmp_path / "none")) is None

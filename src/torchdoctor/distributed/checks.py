@@ -353,5 +353,8 @@ def check_nccl_settings(
 
 
 def _likely_interface(present: list[str]) -> str:
-    """The first interface that is not loopback (what NCCL itself would pick), else ``lo``."""
-    return next((name for name in present if name != "lo"), "lo")
+    """The interface of the default route when it is here, else the first that is not loopback, else ``lo``."""
+    from torchdoctor.distributed.nccl_variables import routed_interface
+
+    routed = routed_interface()
+    return routed if routed in present else next((name for name in present if name != "lo"), "lo")

@@ -38,6 +38,17 @@ def interfaces() -> list[str]:
     return [name for _, name in socket.if_nameindex()]
 
 
+def routed_interface(route_table: str = "/proc/net/route") -> str | None:
+    """The interface of the default route (Linux's routing table), the one other hosts are reached by."""
+    try:
+        lines = open(route_table, encoding="ascii").read().splitlines()[1:]
+    except OSError:
+        return None
+    return next(
+        (fields[0] for fields in map(str.split, lines) if len(fields) > 1 and fields[1] == "00000000"), None
+    )
+
+
 def not_a_number(environ: Mapping[str, str]) -> dict[str, str]:
     """The whole-number NCCL settings set to something ``strtoll`` does not read whole (``yes``, ``true``, ``1.5``)."""
     return {name: environ[name] for name in NUMBER_VARIABLES if name in environ and not _whole(environ[name])}
