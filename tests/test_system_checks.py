@@ -156,3 +156,27 @@ def test_a_thread_count_openmp_ignores_warns_and_a_valid_one_says_nothing():
         finding = check_threads({"OMP_NUM_THREADS": value})
         assert finding.id == "sys.threads" and finding.status == "warn", value
         assert f"OMP_NUM_THREADS={value!r}" in finding.summary and "export OMP_NUM_THREADS=1" in finding.fix
+
+
+def test_packages_say_what_pip_check_says_and_a_torch_companion_from_another_release_fails():
+    from torchdoctor.system import check_packages
+
+    fine = {"torch": ("2.13.0+cpu", ["filelock"]), "filelock": ("3.20.0", [])}
+    assert check_packages(fine).status == "ok"
+    mismatched = fine | {
+        "torchvision": ("0.20.1", ["numpy", "torch==2.5.1", "scipy; extra == 'scipy'"]),
+        "numpy": ("2.4.6", []),
+    }
+    bad = check_packages(mismatched)
+    assert bad.id == "sys.packages" and bad.status == "fail"
+    assert bad.summary == "torchvision 0.20.1 requires torch==2.5.1, 2.13.0+cpu is installed"
+    assert bad.fix.startswith("pip install -U torchvision   # a release made for torch 2.13.0+cpu")
+    other = fine | {
+        "transformers": ("4.30.0", ["requests", "tokenizers<0.14,>=0.11.1"]),
+        "tokenizers": ("0.23.3", []),
+    }
+    found = check_packages(other)  # transformers is part of the training stack: its conflicts fail too
+    assert found.status == "fail" and "transformers 4.30.0 requires requests, not installed" in found.summary
+    assert 'pip install "requests"' in found.fix.splitlines()
+    elsewhere = fine | {"rich": ("13.0.0", ["pygments<3.0.0,>=2.13.0"]), "pygments": ("2.10.0", [])}
+    assert check_packages(elsewhere).status == "warn"  # not the training stack's: a warning

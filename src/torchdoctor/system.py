@@ -302,3 +302,46 @@ def check_threads(environ=None) -> Finding | None:
             f"export {name}=1   # or the cores per process: nproc / processes per node" for name in wrong
         ),
     )
+
+
+# The packages of a training run whose pins matter most: a conflict naming one of them fails the check.
+TRAINING_STACK = (
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "accelerate",
+    "transformers",
+    "deepspeed",
+    "lightning",
+)
+
+
+def check_packages(packages: dict | None = None) -> Finding:
+    """What ``pip check`` says: an installed package whose stated requirement the installed versions break (a
+    torchvision from another torch release, a transformers too new for this torch); one of torch, torchvision,
+    torchaudio, accelerate, transformers, DeepSpeed or Lightning in it fails."""
+    verdict = verdict_of(check_packages)
+    from torchdoctor.package_conflicts import conflicts, installed
+
+    packages = installed() if packages is None else packages
+    broken = conflicts(packages)
+    if not broken:
+        return verdict(
+            "ok", f"{len(packages)} installed packages: every stated requirement is met (pip check)"
+        )
+    stack = [c for c in broken if {c.package, c.required} & set(TRAINING_STACK)]
+    shown = stack or broken
+    more = f" (and {len(broken) - len(shown)} more: pip check)" if len(broken) > len(shown) else ""
+    fixes = [
+        f'pip install "{c.requirement}"'
+        if c.installed is None
+        else f"pip install -U {c.package}   # a release made for {c.required} {c.installed}; "
+        f'or: pip install "{c.requirement}"'
+        for c in shown
+    ]
+    return verdict(
+        "fail" if stack else "warn",
+        "; ".join(map(str, shown)) + more,
+        {"conflicts": [str(c) for c in broken]},
+        "\n".join(dict.fromkeys(fixes)),
+    )
