@@ -180,3 +180,17 @@ def test_packages_say_what_pip_check_says_and_a_torch_companion_from_another_rel
     assert 'pip install "requests"' in found.fix.splitlines()
     elsewhere = fine | {"rich": ("13.0.0", ["pygments<3.0.0,>=2.13.0"]), "pygments": ("2.10.0", [])}
     assert check_packages(elsewhere).status == "warn"  # not the training stack's: a warning
+
+
+def test_a_cuda_visible_devices_entry_cuda_cannot_read_warns_saying_which_gpus_stay():
+    from torchdoctor.system import check_visible_devices
+
+    for quiet in ({}, {"CUDA_VISIBLE_DEVICES": ""}, {"CUDA_VISIBLE_DEVICES": "-1"}):
+        assert check_visible_devices(quiet) is None, quiet
+    for fine in ("0", "0,1,2,3", "GPU-8f6a1c2e-1b2c-4d5e-9f00-123456789abc", "MIG-1a2b3c4d-5e6f"):
+        assert check_visible_devices({"CUDA_VISIBLE_DEVICES": fine}).status == "ok", fine
+    none = check_visible_devices({"CUDA_VISIBLE_DEVICES": "abc"})
+    assert none.id == "sys.visible_devices" and none.status == "warn" and "no GPU is visible" in none.summary
+    some = check_visible_devices({"CUDA_VISIBLE_DEVICES": "0,1,gpu2,3"})
+    assert "cannot read 'gpu2'" in some.summary and "only 0,1 stay visible" in some.summary
+    assert "unset CUDA_VISIBLE_DEVICES" in some.fix

@@ -345,3 +345,32 @@ def check_packages(packages: dict | None = None) -> Finding:
         {"conflicts": [str(c) for c in broken]},
         "\n".join(dict.fromkeys(fixes)),
     )
+
+
+def check_visible_devices(environ=None) -> Finding | None:
+    """``CUDA_VISIBLE_DEVICES`` with an entry CUDA cannot read (not a GPU index, ``GPU-<uuid>`` or
+    ``MIG-<uuid>``): CUDA keeps the GPUs before it and drops it and every one after, so a bad first entry
+    hides every GPU."""
+    verdict = verdict_of(check_visible_devices)
+    environ = os.environ if environ is None else environ
+    value = environ.get("CUDA_VISIBLE_DEVICES")
+    if value is None or value.strip() in ("", "-1"):
+        return None  # unset, or every GPU hidden on purpose (sys.accelerators says so on a CUDA build)
+    entries = [entry.strip() for entry in value.split(",")]
+    bad = next((i for i, entry in enumerate(entries) if not _device_entry(entry)), None)
+    if bad is None:
+        return verdict("ok", f"CUDA_VISIBLE_DEVICES={value}: {len(entries)} GPU(s) named", {"value": value})
+    kept = entries[:bad]
+    effect = f"only {','.join(kept)} stay visible" if kept else "no GPU is visible"
+    return verdict(
+        "warn",
+        f"CUDA_VISIBLE_DEVICES={value!r}: CUDA cannot read {entries[bad]!r} and drops it and every GPU after it: "
+        f"{effect}",
+        {"value": value, "unreadable": entries[bad], "visible": kept},
+        "export CUDA_VISIBLE_DEVICES=0,1   # GPU indexes or UUIDs from nvidia-smi -L, comma-separated; "
+        "or: unset CUDA_VISIBLE_DEVICES",
+    )
+
+
+def _device_entry(entry: str) -> bool:
+    return entry.isdigit() or (entry.startswith(("GPU-", "MIG-")) and len(entry) > 4)
