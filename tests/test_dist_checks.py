@@ -157,3 +157,11 @@ def test_the_interface_suggested_is_the_default_routes(tmp_path):
     )
     assert routed_interface(str(table)) == "bond0"
     assert routed_interface(str(tmp_path / "none")) is None
+
+
+def test_a_missing_interface_and_a_word_for_a_number_are_both_said():
+    both = check_nccl_settings(
+        {"NCCL_SOCKET_IFNAME": "eth9", "NCCL_P2P_DISABLE": "yes"}, present=["lo", "eth0"]
+    )
+    assert both.status == "fail" and "NCCL_P2P_DISABLE='yes'" in both.summary
+    assert "export NCCL_P2P_DISABLE=1" in both.fix and "NCCL_SOCKET_IFNAME=" in both.fix

@@ -193,4 +193,5 @@ def test_a_cuda_visible_devices_entry_cuda_cannot_read_warns_saying_which_gpus_s
     assert none.id == "sys.visible_devices" and none.status == "warn" and "no GPU is visible" in none.summary
     some = check_visible_devices({"CUDA_VISIBLE_DEVICES": "0,1,gpu2,3"})
     assert "cannot read 'gpu2'" in some.summary and "only 0,1 stay visible" in some.summary
+    assert "only 0 stays visible" in check_visible_devices({"CUDA_VISIBLE_DEVICES": "0,abc"}).summary
     assert "unset CUDA_VISIBLE_DEVICES" in some.fix

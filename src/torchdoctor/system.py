@@ -361,7 +361,11 @@ def check_visible_devices(environ=None) -> Finding | None:
     if bad is None:
         return verdict("ok", f"CUDA_VISIBLE_DEVICES={value}: {len(entries)} GPU(s) named", {"value": value})
     kept = entries[:bad]
-    effect = f"only {','.join(kept)} stay visible" if kept else "no GPU is visible"
+    effect = (
+        f"only {','.join(kept)} {'stays' if len(kept) == 1 else 'stay'} visible"
+        if kept
+        else "no GPU is visible"
+    )
     return verdict(
         "warn",
         f"CUDA_VISIBLE_DEVICES={value!r}: CUDA cannot read {entries[bad]!r} and drops it and every GPU after it: "

@@ -330,22 +330,27 @@ def check_nccl_settings(
     present = nccl_variables.interfaces() if present is None else present
     missing = nccl_variables.missing_interfaces(environ, present)
     details = {**numbers, **wanted, "interfaces": present}
+    words_said = ", ".join(f"{name}={value!r}" for name, value in words.items())
+    words_fix = [f"export {name}=1   # or 0; NCCL takes numbers only" for name in words]
     if missing:
         said = "; ".join(f"{name}={value}: no such interface here" for name, value in missing.items())
+        also = f"; and {words_said}: a word where NCCL reads a number" if words else ""
         return verdict(
             "fail",
             f"{said} (this host has {', '.join(present)}); the run stops at start-up "
-            "('no socket interface found')",
+            f"('no socket interface found'){also}",
             details,
-            "\n".join(f"export {name}={_likely_interface(present)}   # or: unset {name}" for name in missing),
+            "\n".join(
+                [f"export {name}={_likely_interface(present)}   # or: unset {name}" for name in missing]
+                + words_fix
+            ),
         )
     if words:
-        said = ", ".join(f"{name}={value!r}" for name, value in words.items())
         return verdict(
             "warn",
-            f"{said}: NCCL reads a number here; a word is read as 0 or ignored, so the setting has no effect",
+            f"{words_said}: NCCL reads a number here; a word is read as 0 or ignored, so the setting has no effect",
             details,
-            "\n".join(f"export {name}=1   # or 0; NCCL takes numbers only" for name in words),
+            "\n".join(words_fix),
         )
     said = [f"{name}={value} (found here)" for name, value in wanted.items()]
     said += [f"{name}={value}" for name, value in numbers.items()]
