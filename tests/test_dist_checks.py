@@ -4,6 +4,7 @@ from torchdoctor.distributed.checks import (
     check_debug_mode,
     check_nccl_debug,
     check_nccl_error_handling,
+    check_nccl_settings,
     check_timeout,
     check_torch_debug,
 )
@@ -111,3 +112,56 @@ def test_check_command_reports_the_settings_in_effect(cli_here):
     assert found["dist.timeout"]["status"] == "warn"
     assert found["dist.nccl_debug"]["summary"] == "NCCL_DEBUG=INFO"
     assert {"sys.kernel", "sys.shm", "dist.debug_mode", "dist.torch_debug"} <= set(found)
+
+
+def test_nccl_settings_say_nothing_when_none_is_set():
+    assert check_nccl_settings({}, present=["lo", "eth0"]) is None
+
+
+def test_a_socket_interface_this_host_lacks_fails_naming_the_ones_it_has():
+    bad = check_nccl_settings({"NCCL_SOCKET_IFNAME": "eth9"}, present=["lo", "ens5"])
+    assert bad.id == "dist.nccl_settings" and bad.status == "fail"
+    assert "NCCL_SOCKET_IFNAME=eth9: no such interface here" in bad.summary and "lo, ens5" in bad.summary
+    assert "export NCCL_SOCKET_IFNAME=ens5" in bad.fix
+    gloo = check_nccl_settings(
+        {"GLOO_SOCKET_IFNAME": "eth"}, present=["lo", "eth0"]
+    )  # gloo: exact names only
+    assert gloo.status == "fail" and "GLOO_SOCKET_IFNAME=eth" in gloo.summary
+
+
+def test_socket_interfaces_match_as_nccl_matches_them():
+    present = ["lo", "eth0", "docker0"]
+    for value in ("eth", "eth0", "=eth0", "ib0,eth", "^docker,lo", "^eth9"):
+        finding = check_nccl_settings({"NCCL_SOCKET_IFNAME": value}, present=present)
+        assert finding.status == "ok", value
+    assert check_nccl_settings({"NCCL_SOCKET_IFNAME": "=eth"}, present=present).status == "fail"
+
+
+def test_a_word_where_nccl_reads_a_number_warns_with_the_number():
+    for value in ("yes", "true", "1.5", "on"):
+        finding = check_nccl_settings({"NCCL_P2P_DISABLE": value}, present=["lo"])
+        assert finding.status == "warn" and f"NCCL_P2P_DISABLE={value!r}" in finding.summary, value
+        assert "export NCCL_P2P_DISABLE=1" in finding.fix
+    for value in ("1", "0", " 1 ", "0x1"):
+        assert check_nccl_settings({"NCCL_IB_DISABLE": value}, present=["lo"]).status == "ok", value
+
+
+def test_the_interface_suggested_is_the_default_routes(tmp_path):
+    from torchdoctor.distributed.nccl_variables import routed_interface
+
+    table = tmp_path / "route"
+    table.write_text(
+        "Iface\tDestination\tGateway\tFlags\n"
+        "ens5\t000200C0\t00000000\t0001\n"
+        "bond0\t00000000\t010200C0\t0003\n"
+    )
+    assert routed_interface(str(table)) == "bond0"
+    assert routed_interface(str(tmp_path / "none")) is None
+
+
+def test_a_missing_interface_and_a_word_for_a_number_are_both_said():
+    both = check_nccl_settings(
+        {"NCCL_SOCKET_IFNAME": "eth9", "NCCL_P2P_DISABLE": "yes"}, present=["lo", "eth0"]
+    )
+    assert both.status == "fail" and "NCCL_P2P_DISABLE='yes'" in both.summary
+    assert "export NCCL_P2P_DISABLE=1" in both.fix and "NCCL_SOCKET_IFNAME=" in both.fix

@@ -129,3 +129,20 @@ def test_nccl_version_torch_ships():
     )
     assert check_nccl(scan(facts=TorchFacts("2.13.0+cpu"))).status == "skip"
     assert check_nccl(scan(facts=TorchFacts("2.5.1", cuda="12.1"))).status == "warn"
+
+
+def test_another_libnccl_first_on_ld_library_path_warns_naming_both_versions(tmp_path):
+    stale, wheel = tmp_path / "opt" / "nccl" / "lib", tmp_path / "site" / "nvidia" / "nccl" / "lib"
+    for folder, version in ((stale, "2.18.1"), (wheel, "2.27.5")):
+        folder.mkdir(parents=True)
+        (folder / f"libnccl.so.{version}").write_bytes(b"\x7fELF")
+        (folder / "libnccl.so.2").symlink_to(f"libnccl.so.{version}")
+    facts = TorchFacts("2.13.0+cu130", cuda="13.0", nccl="2.27.5")
+    found = check_nccl(scan(environ(LD_LIBRARY_PATH=f"{stale}:/usr/lib"), tmp_path, facts=facts))
+    assert found.status == "warn" and f"finds {stale}/libnccl.so.2 (NCCL 2.18.1) first" in found.summary
+    assert "torch ships NCCL 2.27.5" in found.summary and found.fix.startswith("export LD_LIBRARY_PATH=")
+    assert str(stale) not in found.fix.split("#")[0]
+    alone = check_nccl(scan(environ(LD_LIBRARY_PATH=str(stale)), tmp_path, facts=facts))
+    assert alone.fix == "unset LD_LIBRARY_PATH"
+    for fine in (str(wheel), "/usr/lib"):  # the wheel's own NCCL, or none on the path: nothing to say
+        assert check_nccl(scan(environ(LD_LIBRARY_PATH=fine), tmp_path, facts=facts)).status == "ok", fine

@@ -286,3 +286,10 @@ def test_under_srun_a_rank_that_cannot_reach_rank_0_names_the_address(cli):
         finding["summary"],
     ), finding["summary"]
     assert "nc -zv 127.0.0.1 20017" in finding["fix"]
+
+
+@pytest.mark.parametrize("threads", ["0", "four"])
+def test_a_thread_count_openmp_ignores_does_not_stop_the_ranks(monkeypatch, threads):
+    monkeypatch.setenv("OMP_NUM_THREADS", threads)  # sys.threads warns about it; the ranks still talk
+    (finding,) = check_smoke()
+    assert finding.status == "ok", finding

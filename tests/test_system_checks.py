@@ -135,3 +135,63 @@ def test_import_torch_is_tried_once_and_a_second_import_is_a_plain_import_error(
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("ImportError")
+
+
+def test_a_low_open_files_limit_warns_with_the_command_that_raises_it():
+    from torchdoctor.system import check_open_files
+
+    low = check_open_files((256, 1048576))
+    assert low.id == "sys.open_files" and low.status == "warn" and "is 256, hard 1048576" in low.summary
+    assert 'ulimit -n "$(ulimit -Hn)"' in low.fix
+    stuck = check_open_files((256, 256))  # the hard limit is low too: ulimit -n cannot raise it
+    assert stuck.status == "warn" and "hard limit is 256 too" in stuck.fix
+    assert check_open_files((1024, 4096)).status == "ok"
+
+
+def test_a_thread_count_openmp_ignores_warns_and_a_valid_one_says_nothing():
+    from torchdoctor.system import check_threads
+
+    assert check_threads({}) is None and check_threads({"OMP_NUM_THREADS": "4"}) is None
+    for value in ("0", "-1", "four", ""):
+        finding = check_threads({"OMP_NUM_THREADS": value})
+        assert finding.id == "sys.threads" and finding.status == "warn", value
+        assert f"OMP_NUM_THREADS={value!r}" in finding.summary and "export OMP_NUM_THREADS=1" in finding.fix
+
+
+def test_packages_say_what_pip_check_says_and_a_torch_companion_from_another_release_fails():
+    from torchdoctor.system import check_packages
+
+    fine = {"torch": ("2.13.0+cpu", ["filelock"]), "filelock": ("3.20.0", [])}
+    assert check_packages(fine).status == "ok"
+    mismatched = fine | {
+        "torchvision": ("0.20.1", ["numpy", "torch==2.5.1", "scipy; extra == 'scipy'"]),
+        "numpy": ("2.4.6", []),
+    }
+    bad = check_packages(mismatched)
+    assert bad.id == "sys.packages" and bad.status == "fail"
+    assert bad.summary == "torchvision 0.20.1 requires torch==2.5.1, 2.13.0+cpu is installed"
+    assert bad.fix.startswith("pip install -U torchvision   # a release made for torch 2.13.0+cpu")
+    other = fine | {
+        "transformers": ("4.30.0", ["requests", "tokenizers<0.14,>=0.11.1"]),
+        "tokenizers": ("0.23.3", []),
+    }
+    found = check_packages(other)  # transformers is part of the training stack: its conflicts fail too
+    assert found.status == "fail" and "transformers 4.30.0 requires requests, not installed" in found.summary
+    assert 'pip install "requests"' in found.fix.splitlines()
+    elsewhere = fine | {"rich": ("13.0.0", ["pygments<3.0.0,>=2.13.0"]), "pygments": ("2.10.0", [])}
+    assert check_packages(elsewhere).status == "warn"  # not the training stack's: a warning
+
+
+def test_a_cuda_visible_devices_entry_cuda_cannot_read_warns_saying_which_gpus_stay():
+    from torchdoctor.system import check_visible_devices
+
+    for quiet in ({}, {"CUDA_VISIBLE_DEVICES": ""}, {"CUDA_VISIBLE_DEVICES": "-1"}):
+        assert check_visible_devices(quiet) is None, quiet
+    for fine in ("0", "0,1,2,3", "GPU-8f6a1c2e-1b2c-4d5e-9f00-123456789abc", "MIG-1a2b3c4d-5e6f"):
+        assert check_visible_devices({"CUDA_VISIBLE_DEVICES": fine}).status == "ok", fine
+    none = check_visible_devices({"CUDA_VISIBLE_DEVICES": "abc"})
+    assert none.id == "sys.visible_devices" and none.status == "warn" and "no GPU is visible" in none.summary
+    some = check_visible_devices({"CUDA_VISIBLE_DEVICES": "0,1,gpu2,3"})
+    assert "cannot read 'gpu2'" in some.summary and "only 0,1 stay visible" in some.summary
+    assert "only 0 stays visible" in check_visible_devices({"CUDA_VISIBLE_DEVICES": "0,abc"}).summary
+    assert "unset CUDA_VISIBLE_DEVICES" in some.fix

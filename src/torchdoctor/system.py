@@ -227,3 +227,154 @@ def check_shm(
 
 def _gib(size: int) -> str:
     return f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.0f} MiB"
+
+
+# Under this many open files a DataLoader with workers (each batch's tensors are passed as file descriptors) or
+# NCCL's sockets on many ranks reach EMFILE: "Too many open files". 1024 is the usual login shell's soft limit.
+MIN_OPEN_FILES = 1024
+
+
+def check_open_files(limits: tuple[int, int] | None = None) -> Finding:
+    """The soft limit on open files (``ulimit -n``) under 1024 is a warning: DataLoader workers and NCCL's
+    sockets run out ("Too many open files")."""
+    verdict = verdict_of(check_open_files)
+    if limits is None:
+        try:
+            import resource
+        except ImportError:  # not on Windows
+            return verdict("skip", f"no limit on open files to read on {platform.system()}")
+        limits = resource.getrlimit(resource.RLIMIT_NOFILE)
+    soft, hard = (-1 if n == _unlimited() else n for n in limits)
+    details = {"soft": soft, "hard": hard}
+    shown = "unlimited" if hard < 0 else str(hard)
+    if 0 <= soft < MIN_OPEN_FILES:
+        if hard < 0 or hard >= MIN_OPEN_FILES:
+            fix = 'ulimit -n "$(ulimit -Hn)"   # in the shell (or job script) that starts the run'
+        else:
+            fix = (
+                f"the hard limit is {hard} too: raise nofile in /etc/security/limits.conf (or docker run "
+                "--ulimit nofile=65536:65536), log in again, then: ulimit -n 65536"
+            )
+        return verdict(
+            "warn",
+            f"open files limit (ulimit -n) is {soft}, hard {shown}: DataLoader workers and NCCL's sockets "
+            f"need more ('Too many open files'); {MIN_OPEN_FILES} at least",
+            details,
+            fix,
+        )
+    current = "unlimited" if soft < 0 else str(soft)
+    return verdict("ok", f"open files limit (ulimit -n) is {current}, hard {shown}", details)
+
+
+def _unlimited() -> int:
+    try:
+        import resource
+    except ImportError:
+        return -1
+    return resource.RLIM_INFINITY
+
+
+# Thread-count variables the OpenMP runtime (torch's intra-op threads) and the BLAS libraries read: a value
+# that is not a whole number above 0 is ignored ("libgomp: Invalid value for environment variable
+# OMP_NUM_THREADS") and every process then takes every core.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def check_threads(environ=None) -> Finding | None:
+    """``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` set to something other than a whole number above 0: OpenMP
+    ignores it and each process uses every core."""
+    verdict = verdict_of(check_threads)
+    environ = os.environ if environ is None else environ
+    wrong = {
+        name: environ[name]
+        for name in THREAD_VARIABLES
+        if name in environ and not (environ[name].strip().isdigit() and int(environ[name]) > 0)
+    }
+    if not wrong:
+        return None  # unset or valid: nothing to say
+    said = ", ".join(f"{name}={value!r}" for name, value in wrong.items())
+    return verdict(
+        "warn",
+        f"{said}: not a whole number above 0; OpenMP ignores it and each process takes every core "
+        "(torchrun's default is 1 thread per process)",
+        wrong,
+        "\n".join(
+            f"export {name}=1   # or the cores per process: nproc / processes per node" for name in wrong
+        ),
+    )
+
+
+# The packages of a training run whose pins matter most: a conflict naming one of them fails the check.
+TRAINING_STACK = (
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "accelerate",
+    "transformers",
+    "deepspeed",
+    "lightning",
+)
+
+
+def check_packages(packages: dict | None = None) -> Finding:
+    """What ``pip check`` says: an installed package whose stated requirement the installed versions break (a
+    torchvision from another torch release, a transformers too new for this torch); one of torch, torchvision,
+    torchaudio, accelerate, transformers, DeepSpeed or Lightning in it fails."""
+    verdict = verdict_of(check_packages)
+    from torchdoctor.package_conflicts import conflicts, installed
+
+    packages = installed() if packages is None else packages
+    broken = conflicts(packages)
+    if not broken:
+        return verdict(
+            "ok", f"{len(packages)} installed packages: every stated requirement is met (pip check)"
+        )
+    stack = [c for c in broken if {c.package, c.required} & set(TRAINING_STACK)]
+    shown = stack or broken
+    more = f" (and {len(broken) - len(shown)} more: pip check)" if len(broken) > len(shown) else ""
+    fixes = [
+        f'pip install "{c.requirement}"'
+        if c.installed is None
+        else f"pip install -U {c.package}   # a release made for {c.required} {c.installed}; "
+        f'or: pip install "{c.requirement}"'
+        for c in shown
+    ]
+    return verdict(
+        "fail" if stack else "warn",
+        "; ".join(map(str, shown)) + more,
+        {"conflicts": [str(c) for c in broken]},
+        "\n".join(dict.fromkeys(fixes)),
+    )
+
+
+def check_visible_devices(environ=None) -> Finding | None:
+    """``CUDA_VISIBLE_DEVICES`` with an entry CUDA cannot read (not a GPU index, ``GPU-<uuid>`` or
+    ``MIG-<uuid>``): CUDA keeps the GPUs before it and drops it and every one after, so a bad first entry
+    hides every GPU."""
+    verdict = verdict_of(check_visible_devices)
+    environ = os.environ if environ is None else environ
+    value = environ.get("CUDA_VISIBLE_DEVICES")
+    if value is None or value.strip() in ("", "-1"):
+        return None  # unset, or every GPU hidden on purpose (sys.accelerators says so on a CUDA build)
+    entries = [entry.strip() for entry in value.split(",")]
+    bad = next((i for i, entry in enumerate(entries) if not _device_entry(entry)), None)
+    if bad is None:
+        return verdict("ok", f"CUDA_VISIBLE_DEVICES={value}: {len(entries)} GPU(s) named", {"value": value})
+    kept = entries[:bad]
+    effect = (
+        f"only {','.join(kept)} {'stays' if len(kept) == 1 else 'stay'} visible"
+        if kept
+        else "no GPU is visible"
+    )
+    return verdict(
+        "warn",
+        f"CUDA_VISIBLE_DEVICES={value!r}: CUDA cannot read {entries[bad]!r} and drops it and every GPU after it: "
+        f"{effect}",
+        {"value": value, "unreadable": entries[bad], "visible": kept},
+        "export CUDA_VISIBLE_DEVICES=0,1   # GPU indexes or UUIDs from nvidia-smi -L, comma-separated; "
+        "or: unset CUDA_VISIBLE_DEVICES",
+    )
+
+
+def _device_entry(entry: str) -> bool:
+    return entry.isdigit() or (entry.startswith(("GPU-", "MIG-")) and len(entry) > 4)

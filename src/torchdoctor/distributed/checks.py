@@ -309,3 +309,57 @@ def _gpus_torch_sees() -> int:
 
     counter = getattr(getattr(torch, "accelerator", None), "device_count", None)
     return int(counter()) if counter is not None else torch.cuda.device_count()
+
+
+def check_nccl_settings(
+    environ: Mapping[str, str] | None = None, present: list[str] | None = None
+) -> Finding | None:
+    """NCCL's settings NCCL cannot use: ``NCCL_SOCKET_IFNAME``/``GLOO_SOCKET_IFNAME`` naming no interface of this
+    host (start-up fails), a word where NCCL reads a number (``NCCL_P2P_DISABLE=yes`` is read as 0)."""
+    verdict = verdict_of(check_nccl_settings)
+    from torchdoctor.distributed import nccl_variables
+
+    environ = _environ(environ)
+    words = nccl_variables.not_a_number(environ)
+    wanted = {
+        name: environ[name] for name in nccl_variables.INTERFACE_VARIABLES if environ.get(name, "").strip()
+    }
+    numbers = {name: environ[name] for name in nccl_variables.NUMBER_VARIABLES if name in environ}
+    if not numbers and not wanted:
+        return None  # nothing set: nothing to say
+    present = nccl_variables.interfaces() if present is None else present
+    missing = nccl_variables.missing_interfaces(environ, present)
+    details = {**numbers, **wanted, "interfaces": present}
+    words_said = ", ".join(f"{name}={value!r}" for name, value in words.items())
+    words_fix = [f"export {name}=1   # or 0; NCCL takes numbers only" for name in words]
+    if missing:
+        said = "; ".join(f"{name}={value}: no such interface here" for name, value in missing.items())
+        also = f"; and {words_said}: a word where NCCL reads a number" if words else ""
+        return verdict(
+            "fail",
+            f"{said} (this host has {', '.join(present)}); the run stops at start-up "
+            f"('no socket interface found'){also}",
+            details,
+            "\n".join(
+                [f"export {name}={_likely_interface(present)}   # or: unset {name}" for name in missing]
+                + words_fix
+            ),
+        )
+    if words:
+        return verdict(
+            "warn",
+            f"{words_said}: NCCL reads a number here; a word is read as 0 or ignored, so the setting has no effect",
+            details,
+            "\n".join(words_fix),
+        )
+    said = [f"{name}={value} (found here)" for name, value in wanted.items()]
+    said += [f"{name}={value}" for name, value in numbers.items()]
+    return verdict("ok", ", ".join(said) + ": values NCCL can use", details)
+
+
+def _likely_interface(present: list[str]) -> str:
+    """The interface of the default route when it is here, else the first that is not loopback, else ``lo``."""
+    from torchdoctor.distributed.nccl_variables import routed_interface
+
+    routed = routed_interface()
+    return routed if routed in present else next((name for name in present if name != "lo"), "lo")

@@ -491,4 +491,19 @@ def check_nccl(machine: Machine) -> Finding:
             {"torch": facts.version},
             f"pip install --force-reinstall torch --index-url {torch_index_url(facts.cuda)}",
         )
-    return verdict("ok", f"torch ships NCCL {facts.nccl}", {"nccl": facts.nccl})
+    details = {"nccl": facts.nccl}
+    stray = toolkits.first_libnccl(machine.environ)
+    if stray and stray[1] != facts.nccl and os.path.join("nvidia", "nccl") not in stray[0]:
+        path, version = stray
+        folder = os.path.dirname(path)
+        kept = [d for d in toolkits.path_dirs(machine.environ, "LD_LIBRARY_PATH") if d != folder]
+        return verdict(
+            "warn",
+            f"torch ships NCCL {facts.nccl}, but LD_LIBRARY_PATH finds {path} (NCCL {version or '?'}) first: "
+            "the loader may take that one ('undefined symbol: nccl...', or NCCL errors torch's own would not give)",
+            details | {"libnccl_on_ld_library_path": path, "its_version": version},
+            f"export LD_LIBRARY_PATH={os.pathsep.join(kept)}   # without {folder}"
+            if kept
+            else "unset LD_LIBRARY_PATH",
+        )
+    return verdict("ok", f"torch ships NCCL {facts.nccl}", details)

@@ -224,6 +224,17 @@ def first_libcudart(environ: Mapping[str, str]) -> str | None:
     return None
 
 
+def first_libnccl(environ: Mapping[str, str]) -> tuple[str, str | None] | None:
+    """The first ``libnccl.so*`` the dynamic loader would meet through ``LD_LIBRARY_PATH``, and its version
+    from the file it points to (``"2.18.1"`` for ``libnccl.so.2.18.1``; None when the name has no full one)."""
+    for directory in path_dirs(environ, "LD_LIBRARY_PATH"):
+        found = sorted(glob.glob(os.path.join(directory, "libnccl.so*")))
+        if found:
+            match = re.search(r"libnccl\.so\.(\d+\.\d+\.\d+)", os.path.basename(os.path.realpath(found[0])))
+            return found[0], match.group(1) if match else None
+    return None
+
+
 def libcudart_version(path: str) -> str | None:
     """``"12.1"`` for ``libcudart.so.12.1.105`` (symlinks followed), ``"12"`` for ``libcudart.so.12``."""
     match = re.search(r"libcudart\.so\.(\d+(?:\.\d+)?)", os.path.basename(os.path.realpath(path)))

@@ -209,7 +209,7 @@ def _fork_rank(env: dict[str, str], options: WorkerOptions, worker: str, logs: P
         os.environ.update(env)
         import torch
 
-        torch.set_num_threads(int(env.get("OMP_NUM_THREADS", "1")))
+        torch.set_num_threads(_threads(env.get("OMP_NUM_THREADS", "1")))
         state = importlib.import_module(worker).Worker(options, env).run()
         code = 1 if state.error else 0
     except BaseException:  # noqa: BLE001 - a forked rank reports whatever ended it, then leaves by os._exit
@@ -376,3 +376,10 @@ def _wait_for_launcher(process, deadline: float, state_dir: Path, on_poll: OnPol
     if on_poll is not None:
         on_poll(read_states(state_dir))
     return True
+
+
+def _threads(value: str) -> int:
+    """The rank's intra-op threads: ``OMP_NUM_THREADS`` when it is a whole number above 0, else 1 (OpenMP
+    ignores ``0`` or ``four``, and ``torch.set_num_threads`` refuses them; ``sys.threads`` says so)."""
+    value = value.strip()
+    return int(value) if value.isdigit() and int(value) > 0 else 1

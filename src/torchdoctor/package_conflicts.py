@@ -1,0 +1,72 @@
+"""What ``pip check`` says, read from the installed packages' metadata: each requirement an installed package
+states (``torchvision 0.20.1`` requires ``torch==2.5.1``) that the installed version does not meet.
+
+A torchvision or torchaudio from another release than torch pins the torch it was built with, so a mismatched
+pair shows here as that pin; so does an accelerate, transformers or DeepSpeed older or newer than this torch
+accepts.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+
+@dataclass(frozen=True)
+class Conflict:
+    package: str  # the package stating the requirement, "torchvision"
+    version: str  # its version
+    requirement: str  # "torch==2.5.1"
+    required: str  # the normalized name of what it requires, "torch"
+    installed: str | None  # the version installed of what it requires; None when it is not installed
+
+    def __str__(self) -> str:
+        has = f"{self.installed} is installed" if self.installed else "not installed"
+        return f"{self.package} {self.version} requires {self.requirement}, {has}"
+
+
+def installed(dists: Iterable | None = None) -> dict[str, tuple[str, list[str]]]:
+    """Each installed package's version and stated requirements, by its normalized name; the first found on
+    ``sys.path`` wins, as it does for ``import``."""
+    found: dict[str, tuple[str, list[str]]] = {}
+    for dist in importlib.metadata.distributions() if dists is None else dists:
+        name = dist.metadata["Name"]
+        if name and canonicalize_name(name) not in found:
+            found[canonicalize_name(name)] = (dist.version, list(dist.requires or ()))
+    return found
+
+
+def conflicts(packages: dict[str, tuple[str, list[str]]]) -> list[Conflict]:
+    """Every requirement (extras left out, markers taken for this Python) that the installed versions break."""
+    broken = []
+    for name, (version, requires) in sorted(packages.items()):
+        for text in requires:
+            try:
+                requirement = Requirement(text)
+                if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+                    continue
+            except (InvalidRequirement, ValueError):  # a malformed line pip itself skips
+                continue
+            required = canonicalize_name(requirement.name)
+            there = packages.get(required)
+            if there is None:
+                broken.append(Conflict(name, version, _spelled(requirement), required, None))
+            elif not _meets(there[0], requirement):
+                broken.append(Conflict(name, version, _spelled(requirement), required, there[0]))
+    return broken
+
+
+def _meets(version: str, requirement: Requirement) -> bool:
+    try:
+        return requirement.specifier.contains(Version(version), prereleases=True)
+    except InvalidVersion:
+        return True  # not a version packaging can compare: pip check says nothing either
+
+
+def _spelled(requirement: Requirement) -> str:
+    return f"{requirement.name}{requirement.specifier}"
