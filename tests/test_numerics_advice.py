@@ -16,6 +16,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from torchdoctor.numerics.advice import BROKEN_WEIGHTS_FIX, MIXED_PRECISION_FIX
 from torchdoctor.numerics.detector import DebugUnderflowOverflow, InfNanDetected
+from torchdoctor.numerics.full_precision import ARRIVAL_FIX, FP32_MAX, GROWTH_FIX
 
 
 def tiny_gpt2() -> GPT2LMHeadModel:
@@ -155,3 +156,48 @@ def test_headroom_is_warned_once_through_dropout_and_the_parent_module():
             model.zero_grad()
     assert detector.warnings == [f"{GPT2_C_PROJ} output reached 4.00e+04 = 61% of float16 max"]
     assert out.getvalue() == detector.warnings[0] + "\n"
+
+
+def test_an_fp32_overflow_names_where_the_values_grew_and_the_largest_weight():
+    """Weights scaled by 1e37 (fp32 all along): the LayerNorm after them overflows; keep_in_fp32 cannot help."""
+    model = tiny_gpt2()
+    with torch.no_grad():
+        model.get_submodule("transformer.h.1.mlp.c_fc").weight.mul_(1e37)
+    error = dump_of(model, gpt2_batch(), autocast=False)
+    assert error.module_name == "transformer.ln_f"
+    lines = error.report.advice.splitlines()
+    assert (
+        lines[0]
+        == f"fp32 overflow in transformer.ln_f: a value passed fp32's largest, {FP32_MAX:.2e}, from finite inputs"
+    )
+    assert lines[1].startswith(
+        "values first passed 1.84e+19 (its square overflows fp32) in transformer.h.1.mlp.c_fc weight: "
+    )
+    assert lines[2].startswith("the largest weight is transformer.h.1.mlp.c_fc.weight: ")
+    assert lines[3] == GROWTH_FIX
+    assert_advised(error, error.report.advice)
+    assert "torchdoctor.keep_in_fp32(" not in str(error)
+
+
+@pytest.mark.parametrize("autocast", [False, True])
+def test_a_nan_in_the_batch_is_said_to_have_arrived_not_given_keep_in_fp32(autocast):
+    model = tiny_gpt2()
+    embeds = torch.randn(2, 8, 16, generator=torch.Generator().manual_seed(0))
+    embeds[0, 3, 5] = float("nan")
+    error = dump_of(model, {"inputs_embeds": embeds, "labels": gpt2_batch()["labels"]}, autocast=autocast)
+    assert error.module_name == "transformer.drop"
+    assert error.report.advice.startswith(
+        "transformer.drop was handed inf/nan: input[0] (float32); no module before it produced it, so it came "
+        "with the batch or from an operation in transformer (GPT2Model)'s forward between its modules"
+    )
+    assert error.report.advice.endswith(ARRIVAL_FIX.format(parent="transformer"))
+    assert "torchdoctor.keep_in_fp32(" not in str(error)
+
+
+def test_a_broken_fp32_weight_is_called_broken_too():
+    model = tiny_gpt2()
+    with torch.no_grad():
+        model.get_submodule(GPT2_C_PROJ).weight.view(-1)[0] = float("inf")
+    error = dump_of(model, gpt2_batch(), autocast=False)
+    assert error.module_name == GPT2_C_PROJ
+    assert error.report.advice.endswith(BROKEN_WEIGHTS_FIX)

@@ -353,7 +353,9 @@ class DebugUnderflowOverflow:
         rank = current()
         rank_line = f"on rank {rank.rank} of {rank.world_size} (host {rank.host})" if rank.distributed else ""
         text = dump_text(frames, raw.header_batch, frame.direction, extra_header=rank_line)
-        advice = fix_for(self.model, frame)  # into the exception, not the dump: that stays transformers' text
+        advice = fix_for(
+            self.model, frame, frames
+        )  # into the exception, not the dump: that stays transformers' text
         report = OverflowReport(
             text,
             frames,
