@@ -14,6 +14,7 @@ import torch
 from models import tiny_t5
 from transformers import GPT2Config, GPT2LMHeadModel
 
+import torchdoctor
 from torchdoctor.numerics.advice import BROKEN_WEIGHTS_FIX, MIXED_PRECISION_FIX
 from torchdoctor.numerics.detector import DebugUnderflowOverflow, InfNanDetected
 from torchdoctor.numerics.full_precision import ARRIVAL_FIX, FP32_MAX, GROWTH_FIX
@@ -201,3 +202,33 @@ def test_a_broken_fp32_weight_is_called_broken_too():
     error = dump_of(model, gpt2_batch(), autocast=False)
     assert error.module_name == GPT2_C_PROJ
     assert error.report.advice.endswith(BROKEN_WEIGHTS_FIX)
+
+
+def test_keep_in_fp32_is_not_offered_where_fp32_would_overflow_too():
+    """Under autocast a c_fc weight of 8e20 overflows fp16 first; kept in fp32, the run overflows at ln_f anyway,
+    so the advice is the growth one, and a weight of 5e4 still gets keep_in_fp32 (which then runs clean)."""
+    model = tiny_gpt2()
+    c_fc = model.get_submodule("transformer.h.1.mlp.c_fc")
+    with torch.no_grad():
+        c_fc.weight.mul_(1e22)
+    error = dump_of(model, gpt2_batch())
+    assert error.module_name == "transformer.h.1.mlp.c_fc"
+    lines = error.report.advice.splitlines()
+    assert lines[0].startswith("transformer.h.1.mlp.c_fc overflowed float16, but its weight is ")
+    assert lines[0].endswith(
+        ", past 1.84e+19 (its square overflows fp32): keep_in_fp32 would only move the overflow further on"
+    )
+    assert lines[-1] == GROWTH_FIX and "torchdoctor.keep_in_fp32(" not in str(error)
+    with torchdoctor.keep_in_fp32(model, "transformer.h.1.mlp"):  # what the old advice said: it does not help
+        assert dump_of(model, gpt2_batch()).module_name == "transformer.ln_f"
+    with torch.no_grad():
+        c_fc.weight.mul_(5e4 / c_fc.weight.abs().max())
+    error = dump_of(model, gpt2_batch())
+    assert error.report.advice == 'torchdoctor.keep_in_fp32(model, "transformer.h.1.mlp")'
+    with (
+        torchdoctor.keep_in_fp32(model, "transformer.h.1.mlp"),
+        DebugUnderflowOverflow(model, file=io.StringIO()),
+    ):
+        with torch.autocast("cpu", dtype=torch.float16):
+            loss = model(**gpt2_batch()).loss
+        loss.backward()

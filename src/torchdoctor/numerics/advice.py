@@ -7,7 +7,8 @@ ends with (and ``report.advice``); the dump itself stays transformers' text.
   grew past fp32's range);
 - weights in half precision (``model.half()``, Lightning ``precision="16-true"``): nothing can be kept in fp32,
   so train in mixed precision instead (fp32 weights, half-precision computation);
-- otherwise, under autocast with fp32 weights: the ``keep_in_fp32(...)`` call for the block that overflowed.
+- otherwise, under autocast with fp32 weights: the ``keep_in_fp32(...)`` call for the block that overflowed,
+  unless a weight or input of it is past what fp32 can square (1.84e+19): then the growth advice.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import torch
 
 from torchdoctor.numerics.fp32 import suggestion
 from torchdoctor.numerics.frames import Entry, Frame
-from torchdoctor.numerics.full_precision import fp32_advice
+from torchdoctor.numerics.full_precision import fp32_advice, past_fp32
 from torchdoctor.numerics.precision import LIMITS
 
 _REDUCED_PRECISION = set(LIMITS)
@@ -50,7 +51,7 @@ def fix_for(model: torch.nn.Module, frame: Frame, frames: list[Frame] | None = N
         return half_weights(half)
     if not frame.module_name or module is None:
         return ""
-    return suggestion(name)
+    return past_fp32(model, frame, frames if frames else [frame]) or suggestion(name)
 
 
 def broken_weights(module_name: str, entries: list[Entry]) -> str:

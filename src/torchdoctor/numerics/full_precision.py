@@ -9,6 +9,9 @@ Two cases, told apart from the bad frame's own lines:
   overflow once squared (a LayerNorm's variance, a norm, a matmul), so the message names the first saved
   frame that went past it (where the values come from) and the model's largest weight: a learning rate
   too high or a wrong init grows weights until the activations overflow fp32.
+
+The same advice replaces the ``keep_in_fp32`` line for an fp16/bf16 frame whose finite weights or inputs are
+past 1.84e+19 already (`past_fp32`): run in fp32, the block would overflow again further on.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import math
 import torch
 
 from torchdoctor.numerics.frames import Entry, Frame
+from torchdoctor.numerics.precision import LIMITS
 
 FP32_MAX = float(torch.finfo(torch.float32).max)
 SQUARE_OVERFLOW = math.sqrt(FP32_MAX)  # 1.84e+19: past it, squaring overflows fp32
@@ -26,7 +30,7 @@ GROWTH_FIX = (
     "fix: find where those values come from: lower the learning rate, clip gradients "
     "(torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0) before optimizer.step()), check the weights' "
     "init or scale, and restore the last good checkpoint if the weights already grew; keep_in_fp32 and "
-    "mixed precision cannot help (this already ran in fp32)"
+    "mixed precision cannot help (fp32 overflows too)"
 )
 ARRIVAL_FIX = (
     "fix: check the batch (torch.isfinite(x).all() on each input tensor) and any division, log or sqrt "
@@ -42,6 +46,22 @@ def fp32_advice(model: torch.nn.Module, frame: Frame, frames: list[Frame]) -> st
     if any(e.bad for e in frame.entries if _arriving(e, frame.direction)):
         return ""
     return _growth(model, frame, frames)
+
+
+def past_fp32(model: torch.nn.Module, frame: Frame, frames: list[Frame]) -> str:
+    """For an fp16/bf16 bad frame: the growth advice when one of its finite values (a weight, an input) is past
+    1.84e+19 already, where keeping the block in fp32 only moves the overflow further on; "" otherwise."""
+    large = [e for e in frame.entries if not e.label and not e.bad and float(e.max) > SQUARE_OVERFLOW]
+    if not large:
+        return ""
+    where = frame.module_name or "the model"
+    reduced = next((e.dtype for e in frame.entries if e.dtype in LIMITS), "reduced precision")
+    first = (
+        f"{where} overflowed {reduced}, but its {large[0].name} is "
+        f"{float(large[0].max):.2e}, past {SQUARE_OVERFLOW:.2e} (its square overflows fp32): keep_in_fp32 would "
+        "only move the overflow further on"
+    )
+    return _growth(model, frame, frames, first)
 
 
 def _arriving(entry: Entry, direction: str) -> bool:
@@ -61,9 +81,12 @@ def _arrival(model: torch.nn.Module, frame: Frame, arrived: list[Entry]) -> str:
     )
 
 
-def _growth(model: torch.nn.Module, frame: Frame, frames: list[Frame]) -> str:
+def _growth(model: torch.nn.Module, frame: Frame, frames: list[Frame], first: str = "") -> str:
     where = frame.module_name or "the model"
-    lines = [f"fp32 overflow in {where}: a value passed fp32's largest, {FP32_MAX:.2e}, from finite inputs"]
+    lines = [
+        first
+        or f"fp32 overflow in {where}: a value passed fp32's largest, {FP32_MAX:.2e}, from finite inputs"
+    ]
     origin = _first_past(frames, SQUARE_OVERFLOW)
     if origin is not None:
         name, entry = origin
