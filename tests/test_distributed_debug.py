@@ -89,6 +89,7 @@ def test_mismatches_raise_on_every_rank_with_accelerate_wording(mismatch_job):
         assert "due to dtype mismatches. All dtypes across devices must be valid." in dtype_error
         assert "Operation: `torchdoctor.distributed.gather`" in dtype_error
         assert "  - Process 0: {'x': 'torch.float32'}\n  - Process 1: {'x': 'torch.int64'}" in dtype_error
+        assert dtype_error.endswith(messages.dtype_fix(["torch.float32", "torch.int64"]))
         assert by_case["pad ndim"]["error"].startswith(
             "Error found while calling `torchdoctor.distributed.pad_across_processes`"
         )
@@ -262,6 +263,19 @@ def test_mismatch_message_names_each_field():
     text = messages.mismatch_message({0: same, 1: same}, backend="nccl")
     assert text.startswith("Cannot apply desired operation: the NCCL backend only communicates CUDA tensors")
     assert "Input devices:\n  - Process 0: cpu\n  - Process 1: cpu" in text
+    # a dtype mismatch ends with its fix, the dtypes named (nested ones too), rank 0's as the cast's example
+    text = messages.mismatch_message({0: same, 1: dict(same, dtype="torch.float64")})
+    assert text.endswith(
+        "Called from:\n  - Process 0: a.py:1 in f\n  - Process 1: a.py:1 in f\n\nFix: the ranks' tensors have "
+        "different dtypes (torch.float32, torch.float64): a collective sends raw bytes, so every rank must pass "
+        "the same dtype. Cast to one dtype on every rank before the call (e.g. `.to(torch.float32)`), and look at "
+        "where one rank's dtype came from (a `.double()`, a NumPy float64 array through `torch.from_numpy`, "
+        "integer values where the others hold floats, autocast on one rank only)."
+    )
+    text = messages.mismatch_message(
+        {0: dict(same, dtype={"x": "torch.float32"}), 1: dict(same, dtype={"x": "torch.int64"})}
+    )
+    assert "Fix: the ranks' tensors have different dtypes (torch.float32, torch.int64)" in text
 
 
 def test_debug_names_the_users_line_under_accelerate_and_the_fix_for_an_uneven_batch(mismatch_job):

@@ -125,4 +125,8 @@ def test_the_recorded_error_of_torchdoctors_detector_is_the_one_it_raises_now():
                 batch[0, 0] = float("inf")
             model(batch).pow(2).mean().backward()
     detector.remove()
-    assert f"{type(caught.value).__name__}: {caught.value}" in recorded("u34_torchdoctor_detector_abort")
+    # the message's lines (the error, then its advice) each carry the rank's prefix in the console
+    lines = f"{type(caught.value).__name__}: {caught.value}".splitlines()
+    assert len(lines) == 3 and lines[1].startswith("0 was handed inf/nan: input[0] (float32)"), lines
+    console = recorded("u34_torchdoctor_detector_abort")
+    assert f".{lines[0]}\n" in console and all(f"[rank1]: {line}\n" in console for line in lines[1:]), lines

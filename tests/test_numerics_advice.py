@@ -14,8 +14,10 @@ import torch
 from models import tiny_t5
 from transformers import GPT2Config, GPT2LMHeadModel
 
+import torchdoctor
 from torchdoctor.numerics.advice import BROKEN_WEIGHTS_FIX, MIXED_PRECISION_FIX
 from torchdoctor.numerics.detector import DebugUnderflowOverflow, InfNanDetected
+from torchdoctor.numerics.full_precision import ARRIVAL_FIX, FP32_MAX, GROWTH_FIX
 
 
 def tiny_gpt2() -> GPT2LMHeadModel:
@@ -155,3 +157,78 @@ def test_headroom_is_warned_once_through_dropout_and_the_parent_module():
             model.zero_grad()
     assert detector.warnings == [f"{GPT2_C_PROJ} output reached 4.00e+04 = 61% of float16 max"]
     assert out.getvalue() == detector.warnings[0] + "\n"
+
+
+def test_an_fp32_overflow_names_where_the_values_grew_and_the_largest_weight():
+    """Weights scaled by 1e37 (fp32 all along): the LayerNorm after them overflows; keep_in_fp32 cannot help."""
+    model = tiny_gpt2()
+    with torch.no_grad():
+        model.get_submodule("transformer.h.1.mlp.c_fc").weight.mul_(1e37)
+    error = dump_of(model, gpt2_batch(), autocast=False)
+    assert error.module_name == "transformer.ln_f"
+    lines = error.report.advice.splitlines()
+    assert (
+        lines[0]
+        == f"fp32 overflow in transformer.ln_f: a value passed fp32's largest, {FP32_MAX:.2e}, from finite inputs"
+    )
+    assert lines[1].startswith(
+        "values first passed 1.84e+19 (its square overflows fp32) in transformer.h.1.mlp.c_fc weight: "
+    )
+    assert lines[2].startswith("the largest weight is transformer.h.1.mlp.c_fc.weight: ")
+    assert lines[3] == GROWTH_FIX
+    assert_advised(error, error.report.advice)
+    assert "torchdoctor.keep_in_fp32(" not in str(error)
+
+
+@pytest.mark.parametrize("autocast", [False, True])
+def test_a_nan_in_the_batch_is_said_to_have_arrived_not_given_keep_in_fp32(autocast):
+    model = tiny_gpt2()
+    embeds = torch.randn(2, 8, 16, generator=torch.Generator().manual_seed(0))
+    embeds[0, 3, 5] = float("nan")
+    error = dump_of(model, {"inputs_embeds": embeds, "labels": gpt2_batch()["labels"]}, autocast=autocast)
+    assert error.module_name == "transformer.drop"
+    assert error.report.advice.startswith(
+        "transformer.drop was handed inf/nan: input[0] (float32); no module before it produced it, so it came "
+        "with the batch or from an operation in transformer (GPT2Model)'s forward between its modules"
+    )
+    assert error.report.advice.endswith(ARRIVAL_FIX.format(parent="transformer"))
+    assert "torchdoctor.keep_in_fp32(" not in str(error)
+
+
+def test_a_broken_fp32_weight_is_called_broken_too():
+    model = tiny_gpt2()
+    with torch.no_grad():
+        model.get_submodule(GPT2_C_PROJ).weight.view(-1)[0] = float("inf")
+    error = dump_of(model, gpt2_batch(), autocast=False)
+    assert error.module_name == GPT2_C_PROJ
+    assert error.report.advice.endswith(BROKEN_WEIGHTS_FIX)
+
+
+def test_keep_in_fp32_is_not_offered_where_fp32_would_overflow_too():
+    """Under autocast a c_fc weight of 8e20 overflows fp16 first; kept in fp32, the run overflows at ln_f anyway,
+    so the advice is the growth one, and a weight of 5e4 still gets keep_in_fp32 (which then runs clean)."""
+    model = tiny_gpt2()
+    c_fc = model.get_submodule("transformer.h.1.mlp.c_fc")
+    with torch.no_grad():
+        c_fc.weight.mul_(1e22)
+    error = dump_of(model, gpt2_batch())
+    assert error.module_name == "transformer.h.1.mlp.c_fc"
+    lines = error.report.advice.splitlines()
+    assert lines[0].startswith("transformer.h.1.mlp.c_fc overflowed float16, but its weight is ")
+    assert lines[0].endswith(
+        ", past 1.84e+19 (its square overflows fp32): keep_in_fp32 would only move the overflow further on"
+    )
+    assert lines[-1] == GROWTH_FIX and "torchdoctor.keep_in_fp32(" not in str(error)
+    with torchdoctor.keep_in_fp32(model, "transformer.h.1.mlp"):  # what the old advice said: it does not help
+        assert dump_of(model, gpt2_batch()).module_name == "transformer.ln_f"
+    with torch.no_grad():
+        c_fc.weight.mul_(5e4 / c_fc.weight.abs().max())
+    error = dump_of(model, gpt2_batch())
+    assert error.report.advice == 'torchdoctor.keep_in_fp32(model, "transformer.h.1.mlp")'
+    with (
+        torchdoctor.keep_in_fp32(model, "transformer.h.1.mlp"),
+        DebugUnderflowOverflow(model, file=io.StringIO()),
+    ):
+        with torch.autocast("cpu", dtype=torch.float16):
+            loss = model(**gpt2_batch()).loss
+        loss.backward()

@@ -19,7 +19,7 @@ from transformers.debug_utils import DebugUnderflowOverflow as TransformersDetec
 from transformers.debug_utils import detect_overflow as transformers_detect_overflow
 
 import torchdoctor
-from torchdoctor.numerics.advice import MIXED_PRECISION_FIX
+from torchdoctor.numerics.advice import BROKEN_WEIGHTS_FIX, MIXED_PRECISION_FIX
 from torchdoctor.numerics.detector import DebugUnderflowOverflow, InfNanDetected, detect_overflow
 
 
@@ -100,7 +100,11 @@ def test_dump_is_byte_identical_to_transformers():
     assert "Detected inf/nan during batch_number=2" in theirs
     assert ours == theirs
     assert isinstance(our_error, InfNanDetected) and isinstance(our_error, ValueError)
-    assert str(our_error) == f"{their_error} First inf/nan in forward of fc1 (Linear), batch 2."
+    # then what to try, which transformers does not say: the weight fc1 holds is broken (fp32 too)
+    assert str(our_error) == (
+        f"{their_error} First inf/nan in forward of fc1 (Linear), batch 2.\nthe weights are already broken: "
+        f"fc1.weight holds infs; no change of precision (keep_in_fp32 included) brings them back\n{BROKEN_WEIGHTS_FIX}"
+    )
     assert our_error.batch_number == 2
     assert our_error.module_name == "fc1"
     assert our_error.report in ours

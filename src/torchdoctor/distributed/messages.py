@@ -58,6 +58,7 @@ def mismatch_message(entries: Mapping[int, Mapping[str, Any]], backend: str = ""
         if any(v != values[0] for v in values):
             lines = "\n  - ".join(grouped({r: _show(entries[r].get(field)) for r in ranks}))
             fix = shape_fix(values, first["operation"]) if field == "shape" else ""
+            fix = dtype_fix(values) if field == "dtype" else fix
             return (
                 f"Cannot apply desired operation due to {field} mismatches. "
                 f"All {plural} across devices must be valid."
@@ -82,6 +83,35 @@ def mismatch_message(entries: Mapping[int, Mapping[str, Any]], backend: str = ""
             + sites
         )
     return ""
+
+
+def dtype_fix(dtypes: list[Any]) -> str:
+    """The fix for ranks whose tensors (or nested tensors) have different dtypes, one per rank in ``dtypes``.
+
+    >>> dtype_fix(["torch.float32", "torch.float64"])[:80]
+    "Fix: the ranks' tensors have different dtypes (torch.float32, torch.float64): a "
+    """
+    seen = list(dict.fromkeys(leaf for value in dtypes for leaf in _leaves(value)))
+    if len(seen) < 2:
+        return ""
+    return (
+        f"Fix: the ranks' tensors have different dtypes ({', '.join(seen)}): a collective sends raw bytes, so "
+        f"every rank must pass the same dtype. Cast to one dtype on every rank before the call (e.g. "
+        f"`.to({seen[0]})`), and look at where one rank's dtype came from (a `.double()`, a NumPy float64 array "
+        "through `torch.from_numpy`, integer values where the others hold floats, autocast on one rank only)."
+    )
+
+
+def _leaves(value: Any):
+    """The strings of a nested dtype description (a dict, list or tuple of them), in order."""
+    if isinstance(value, Mapping):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _leaves(item)
+    elif value is not None:
+        yield str(value)
 
 
 GATHERS = ("gather", "pad_across_processes")  # operations whose fix is to pad or gather objects

@@ -1,12 +1,14 @@
 """What to try once the overflow dump has named the module that went bad: the lines `InfNanDetected`'s message
 ends with (and ``report.advice``); the dump itself stays transformers' text.
 
-Only for a bad frame that computed in fp16/bf16/fp8 (an fp32 frame gets no advice):
-
-- a weight that is itself inf/nan: the weights are already broken, and no precision setting brings them back;
+- a weight that is itself inf/nan (any dtype): the weights are already broken, and no precision setting brings
+  them back;
+- a frame that computed in fp32/fp64: what `full_precision` says (inputs that arrived inf/nan, or values that
+  grew past fp32's range);
 - weights in half precision (``model.half()``, Lightning ``precision="16-true"``): nothing can be kept in fp32,
   so train in mixed precision instead (fp32 weights, half-precision computation);
-- otherwise, under autocast with fp32 weights: the ``keep_in_fp32(...)`` call for the block that overflowed.
+- otherwise, under autocast with fp32 weights: the ``keep_in_fp32(...)`` call for the block that overflowed,
+  unless a weight or input of it is past what fp32 can square (1.84e+19): then the growth advice.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import torch
 
 from torchdoctor.numerics.fp32 import suggestion
 from torchdoctor.numerics.frames import Entry, Frame
+from torchdoctor.numerics.full_precision import fp32_advice, past_fp32
 from torchdoctor.numerics.precision import LIMITS
 
 _REDUCED_PRECISION = set(LIMITS)
@@ -30,25 +33,25 @@ MIXED_PRECISION_FIX = (
 )
 
 
-def fix_for(model: torch.nn.Module, frame: Frame) -> str:
-    """What to try for the dump's last (bad) frame, for the exception's message; "" when there is nothing sure
-    to say.
+def fix_for(model: torch.nn.Module, frame: Frame, frames: list[Frame] | None = None) -> str:
+    """What to try for the dump's last (bad) frame (``frames``: the saved ones, oldest first, ending with it), for
+    the exception's message; "" when there is nothing sure to say.
 
     >>> fix_for(model, frame)  # doctest: +SKIP
     'torchdoctor.keep_in_fp32(model, "encoder.block.1.layer.1.DenseReluDense")'
     """
-    if not any(e.dtype in _REDUCED_PRECISION for e in frame.entries):
-        return ""
     broken = [e for e in frame.entries if e.bad and _is_weight(e)]
     if broken:
         return broken_weights(frame.module_name, broken)
+    if not any(e.dtype in _REDUCED_PRECISION for e in frame.entries):
+        return fp32_advice(model, frame, frames if frames else [frame])
     name, module = _block(model, frame.module_name)
     half = _half_dtypes(module) or (_half_dtypes(model) if not _has_parameters(module) else [])
     if half:
         return half_weights(half)
     if not frame.module_name or module is None:
         return ""
-    return suggestion(name)
+    return past_fp32(model, frame, frames if frames else [frame]) or suggestion(name)
 
 
 def broken_weights(module_name: str, entries: list[Entry]) -> str:

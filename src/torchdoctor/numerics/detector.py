@@ -36,7 +36,7 @@ Beyond it (issue 7): ``check_gradients=True`` watches the backward pass too; fp1
 tensor (not again where it is passed on unchanged), with the rank when there are several; fp8 e4m3fn
 saturation is counted; ``underflow=True`` measures the share of zeros and subnormals in fp16/bf16 tensors
 (always shown in traced batches) and prints a summary per batch; the dump is data too (``detector.frames``,
-``to_json()``, ``report.plot("overflow.png")``); for fp16/bf16 the exception's message ends with the fix to try
+``to_json()``, ``report.plot("overflow.png")``); the exception's message ends with the fix to try
 (`advice`, also ``report.advice``), while the dump itself stays transformers' text.
 
 What a batch is: one call of the root module's forward, and the backward that follows it. Under gradient
@@ -353,7 +353,9 @@ class DebugUnderflowOverflow:
         rank = current()
         rank_line = f"on rank {rank.rank} of {rank.world_size} (host {rank.host})" if rank.distributed else ""
         text = dump_text(frames, raw.header_batch, frame.direction, extra_header=rank_line)
-        advice = fix_for(self.model, frame)  # into the exception, not the dump: that stays transformers' text
+        advice = fix_for(
+            self.model, frame, frames
+        )  # into the exception, not the dump: that stays transformers' text
         report = OverflowReport(
             text,
             frames,
