@@ -3,10 +3,10 @@ Python's logging, glog) is read as the same line without it (reader.clean, `_TIM
 still orders the ranks' failures (first_failure.initiating). The real log of the corpus's train half (3380), and the
 recorded pdsh job of tests/fixtures/launcher_prefixes with each line given the prefixes those tools write."""
 
-import re
 from pathlib import Path
 
 import pytest
+from test_explain_launcher_prefixes import unprefixed_lines as recorded_lines
 
 from torchdoctor.explain.diagnose import explain
 from torchdoctor.explain.reader import clean
@@ -19,16 +19,6 @@ def test_an_exception_after_a_timestamp_is_the_runs_error():
     # train/3380 (allenai/OLMo-core#515): a CI log's line, "2025-12-23T06:41:38.979Z ValueError: ..."
     lead = explain([str(CORPUS / "3380.txt")])[0]
     assert "ValueError: Overflow when unpacking long long" in lead.summary, lead.summary
-
-
-def recorded_lines() -> list[tuple[int, str]]:
-    """The pdsh recording's lines without pdsh's host: (the rank that printed it, the line)."""
-    lines = []
-    for line in (HERE / "pdsh-hosts.txt").read_text(encoding="utf-8").splitlines():
-        found = re.match(r"worker-(\d): (.*)", line)
-        if found:
-            lines.append((int(found[1]), found[2]))
-    return lines
 
 
 @pytest.mark.parametrize(
