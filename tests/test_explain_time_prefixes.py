@@ -11,7 +11,6 @@ from test_explain_launcher_prefixes import unprefixed_lines as recorded_lines
 from torchdoctor.explain.diagnose import explain
 from torchdoctor.explain.reader import clean
 
-HERE = Path(__file__).parent / "fixtures" / "launcher_prefixes"
 CORPUS = Path(__file__).parent / "fixtures" / "corpus" / "train"
 
 
