@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+from rank_runner import ctrl_c_as_at_a_terminal
+
 from torchdoctor.launch.stopped_places import note_where_stopped, places_of_the_others
 
 RECORDED = Path(__file__).parent / "fixtures" / "stopped_places" / "lightning_workers"
@@ -70,9 +72,10 @@ def test_a_live_lightning_step_stopped_with_its_workers_is_named_not_the_workers
     notes = tmp_path / "notes"
     notes.mkdir()
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
+    # Ctrl-C as at a terminal: a suite run from a background job hands its children SIGINT ignored
     run = subprocess.Popen(
         [sys.executable, "train.py", str(notes)], cwd=tmp_path, env=environ, start_new_session=True,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=ctrl_c_as_at_a_terminal,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 120
