@@ -6,7 +6,6 @@
 import os
 import subprocess
 import threading
-import time
 
 import torch
 import torch.distributed as dist
@@ -18,9 +17,10 @@ def out_of_memory_killer(rank):
 
 
 def build_batch(rank, step):
-    deadline = time.monotonic() + (10 if rank == 1 and step == 2 else 0)
-    while time.monotonic() < deadline:
-        sum(i * i for i in range(1000))  # <- culprit
+    # rank 1 is busy for seconds at its third step, all on one line: a while loop's test line was where a
+    # sample found it once in a few hundred runs (the killed rank is placed by its last sample)
+    work = 2 * 10**8 if rank == 1 and step == 2 else 0
+    sum(i * i for i in range(work))  # <- culprit
     return torch.ones(4)
 
 
