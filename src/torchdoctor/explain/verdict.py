@@ -16,7 +16,7 @@ from torchdoctor.explain.kinds import BY_KIND, train, waiting_calls, watchdog_re
 from torchdoctor.explain.kinds import ranks as ranks_kind
 from torchdoctor.explain.kinds.ranks import every_rank_waited, peer_ended_quietly
 from torchdoctor.explain.ranks import hit_rank
-from torchdoctor.explain.recognisers import Context, Hit
+from torchdoctor.explain.recognisers import Alternative, Context, Hit
 from torchdoctor.findings import Finding
 from torchdoctor.rank_list import ranks_text, who
 
@@ -78,6 +78,7 @@ class _Draft:
     fix: str
     details: dict
     status: str = "fail"
+    led_by: str = ""  # another reading of the same message that the log's other lines chose (Alternative.first_when)
 
 
 def findings(
@@ -257,7 +258,7 @@ def _finding(
     for extra in _EXTRAS:
         extra(draft, kind, o, ctx, raised)
     _follows_from(draft, kind, o, every_rank_waited(kind_hits, ctx))
-    return Finding(f"log.{kind}", draft.status, draft.summary, draft.details, draft.fix)
+    return Finding(f"log.{draft.led_by or kind}", draft.status, draft.summary, draft.details, draft.fix)
 
 
 # a fix's first word that is an ordinary word capitalised to start its sentence ("When", "Check", "A"), not a
@@ -296,11 +297,25 @@ def _other_readings(draft: _Draft, kind: str, contested: dict[str, int], o: _Ord
         )
         and not any(k in h.facts for h in kind_hits for k in a.unless)
     ]
+    chosen = _chosen_by_the_log(others, kind_hits, ctx)
+    if chosen is not None:  # the log's other lines say which: that reading leads, this one's is named after it
+        others.remove(chosen)
+        facts = {**ctx.facts, **{k: v for h in kind_hits for k, v in h.facts.items()}}
+        because = chosen.because.format_map(facts) if chosen.because else ""
+        draft.led_by = chosen.kind
+        own = draft.summary.removeprefix("likely: ")
+        draft.summary = (
+            f"likely: {chosen.title}{f' ({because})' if because else ''}; or "
+            + (own if own.startswith(recogniser.title) else f"{recogniser.title}: {own}")
+        )
+        draft.fix = f"{chosen.fix}\n{if_not_that(recogniser.title, draft.fix)}"
+        draft.details["chosen_by"] = because or chosen.kind
+        draft.details["alternatives"] = [f"log.{kind}"]  # its own reading, named and its fix given above
     if others:  # the same message fits these too: name them after this one, not instead of it
         draft.summary += "; or " + "; or ".join(a.title for a in others)
-        draft.details["alternatives"] = [f"log.{a.kind}" for a in others]
+        draft.details.setdefault("alternatives", []).extend(f"log.{a.kind}" for a in others)
         draft.fix += "".join(f"\n{if_not_that(a.title, a.fix)}" for a in others)
-    named = {a.kind for a in others} | ruled_out
+    named = {a.kind for a in others} | ruled_out | ({chosen.kind} if chosen is not None else set())
     for other, _ in _commonest(contested):  # the same message on real logs of these causes
         if other in recogniser.absorbs:  # the reading this one replaces where both fit
             continue
@@ -321,6 +336,20 @@ def _other_readings(draft: _Draft, kind: str, contested: dict[str, int], o: _Ord
             f"\nThe run stopped on {stopped.text()} ({first_failure.where(stopped)}): unless it "
             "follows from this, it is the cause; read it first."
         )
+
+
+def _chosen_by_the_log(others: list[Alternative], hits: list[Hit], ctx: Context) -> Alternative | None:
+    """The first of ``others`` whose ``first_when`` facts are all in ``hits`` or the whole log: the reading the
+    log's other lines make the likelier one (None: nothing in the log says which, the recogniser's order stands)."""
+    return next(
+        (
+            a
+            for a in others
+            if a.first_when
+            and all(f in ctx.facts or any(f in h.facts for h in hits) for f in a.first_when)
+        ),
+        None,
+    )
 
 
 def _peer_in_collective(draft: _Draft, kind: str, o: _Order, raised: list[Raised]) -> None:
