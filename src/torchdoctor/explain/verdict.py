@@ -78,7 +78,8 @@ class _Draft:
     fix: str
     details: dict
     status: str = "fail"
-    led_by: str = ""  # another reading of the same message that the log's other lines chose (Alternative.first_when)
+    # another reading of the same message that the log's other lines chose (Alternative.first_when)
+    led_by: str = ""
 
 
 def findings(
@@ -298,15 +299,15 @@ def _other_readings(draft: _Draft, kind: str, contested: dict[str, int], o: _Ord
         and not any(k in h.facts for h in kind_hits for k in a.unless)
     ]
     chosen = _chosen_by_the_log(others, kind_hits, ctx)
-    if chosen is not None:  # the log's other lines say which: that reading leads, this one's is named after it
+    if chosen is not None:
+        # the log's other lines say which: that reading leads, this one's is named after it
         others.remove(chosen)
         facts = {**ctx.facts, **{k: v for h in kind_hits for k, v in h.facts.items()}}
         because = chosen.because.format_map(facts) if chosen.because else ""
         draft.led_by = chosen.kind
         own = draft.summary.removeprefix("likely: ")
-        draft.summary = (
-            f"likely: {chosen.title}{f' ({because})' if because else ''}; or "
-            + (own if own.startswith(recogniser.title) else f"{recogniser.title}: {own}")
+        draft.summary = f"likely: {chosen.title}{f' ({because})' if because else ''}; or " + (
+            own if own.startswith(recogniser.title) else f"{recogniser.title}: {own}"
         )
         draft.fix = f"{chosen.fix}\n{if_not_that(recogniser.title, draft.fix)}"
         draft.details["chosen_by"] = because or chosen.kind
@@ -345,8 +346,7 @@ def _chosen_by_the_log(others: list[Alternative], hits: list[Hit], ctx: Context)
         (
             a
             for a in others
-            if a.first_when
-            and all(f in ctx.facts or any(f in h.facts for h in hits) for f in a.first_when)
+            if a.first_when and all(f in ctx.facts or any(f in h.facts for h in hits) for f in a.first_when)
         ),
         None,
     )

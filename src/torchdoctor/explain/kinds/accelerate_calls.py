@@ -313,7 +313,9 @@ SEVERAL = (
 # __iter__'), says which caller read a batch of None
 DISPATCHER_FRAME = (
     "data_loader.py",
-    Pattern(r"(?P<accelerate_dispatcher_frame>accelerate[\\/]data_loader\.py(?:\", line |:)\d+:?,? in __iter__)"),
+    Pattern(
+        r"(?P<accelerate_dispatcher_frame>accelerate[\\/]data_loader\.py(?:\", line |:)\d+:?,? in __iter__)"
+    ),
 )
 _NONE_BATCH = Pattern(r"Can only find the batch size of tensors but got <class '(?P<none_batch>NoneType)'>")
 _RAN_OUT = Alternative(

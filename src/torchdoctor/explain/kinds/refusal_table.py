@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from torchdoctor.explain.recognisers import Context, Facts, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Facts, Hit, Recogniser, merged, on_ranks
 
 FAMILY = "a library refusing its settings"
 
