@@ -318,6 +318,10 @@ DISPATCHER_FRAME = (
     ),
 )
 _NONE_BATCH = Pattern(r"Can only find the batch size of tensors but got <class '(?P<none_batch>NoneType)'>")
+# a batch that holds something (a str, a list of ints) is the collate_fn's: the data did not run out
+_SOME_BATCH = Pattern(
+    r"Can only find the batch size of tensors but got <class '(?!NoneType')(?P<some_batch>[\w.]{1,80})'>"
+)
 _RAN_OUT = Alternative(
     "dataloader_exhausted",
     "the iterable dataset ran out while accelerate's dispatcher (dispatch_batches: the Trainer on several "
@@ -408,8 +412,9 @@ ACCELERATE_CALL_REFUSED = refusal_recogniser(
         "accelerate:weights-location-needs-to-be-the",
     ),
     several=SEVERAL,
-    facts=(_NONE_BATCH,),
+    facts=(_NONE_BATCH, _SOME_BATCH),
     also=(_RAN_OUT,),
+    rules_out=(("some_batch", ("dataloader_exhausted",)),),
 )
 
 RECOGNISERS = (ACCELERATE_CALL_REFUSED,)

@@ -1,0 +1,115 @@
+"""A message printed for several causes, read by what the log's other lines say (`Alternative.first_when`).
+
+The log's other lines (a setting it shows, the frame a message was raised under) make one of a message's
+readings the likelier one: that reading leads, likely, and the recogniser's own is named after it. Without those
+lines the recogniser's order stands. Each text is the messages' own wording: torch's cudaErrorNoDevice
+("No CUDA GPUs are available", c10/cuda/CUDAFunctions.cpp) under torch.cuda's frames as train 876 shows them,
+the variable set as train 572's train.py sets it; accelerate's find_batch_size TypeError under its dispatcher's
+frame as train 6470 shows it (pytest's form) and as CPython prints the same frames.
+"""
+
+from __future__ import annotations
+
+from explaining import explained, lead
+
+from torchdoctor.explain.recognisers import Alternative, Context, Hit
+from torchdoctor.explain.verdict import _chosen_by_the_log
+
+NO_GPU = """Traceback (most recent call last):
+  File "train.py", line 469, in <module>
+    safe_state(args.quiet)
+  File "./utils/general_utils.py", line 139, in safe_state
+    torch.cuda.set_device(torch.device("cuda:0"))
+  File "./.local/lib/python3.8/site-packages/torch/cuda/__init__.py", line 399, in set_device
+    torch._C._cuda_setDevice(device)
+  File "./.local/lib/python3.8/site-packages/torch/cuda/__init__.py", line 293, in _lazy_init
+    torch._C._cuda_init()
+RuntimeError: No CUDA GPUs are available
+"""
+
+
+def test_no_gpu_beside_the_variable_set_in_the_script_leads_with_the_list_that_hid_them():
+    found = explained("train.py sets os.environ[\"CUDA_VISIBLE_DEVICES\"]='1' at its top\n" + NO_GPU)
+    assert found.id == "log.gpu_selection" and found.details["confidence"] == "likely", found.summary
+    assert found.details["alternatives"][0] == "log.cuda_unavailable"
+    assert "CUDA_VISIBLE_DEVICES=1" in found.summary and "no usable CUDA" in found.summary
+    assert (
+        "nvidia-smi -L" in found.fix.splitlines()[0]
+    )  # the chosen reading's fix first, the other's after it
+
+
+def test_no_gpu_beside_the_variable_on_the_command_line():
+    found = explained("$ CUDA_VISIBLE_DEVICES=2,3 python train.py\n" + NO_GPU)
+    assert found.id == "log.gpu_selection", found.summary
+    assert "CUDA_VISIBLE_DEVICES=2,3" in found.summary
+
+
+def test_no_gpu_alone_keeps_its_order_and_names_the_variable_second():
+    found = lead("876.txt")  # no CUDA_VISIBLE_DEVICES in the log: nothing says which
+    assert found.id == "log.cuda_unavailable" and found.details["confidence"] == "likely", found.summary
+    assert found.details["alternatives"] == ["log.gpu_selection"]
+
+
+def test_the_variable_read_or_compared_is_not_set():
+    text = 'if os.environ.get("CUDA_VISIBLE_DEVICES") == "":\n' + NO_GPU
+    assert explained(text).id == "log.cuda_unavailable"
+
+
+def test_no_driver_is_no_driver_whatever_the_variable():
+    # torch says "Found no NVIDIA driver" where cudaGetDeviceCount finds no driver: the variable changes nothing
+    found = explained(
+        "CUDA_VISIBLE_DEVICES=0 python train.py\n"
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+        "installed a driver from http://www.nvidia.com/Download/index.aspx\n"
+    )
+    assert found.id == "log.cuda_unavailable", found.summary
+
+
+NONE_BATCH = "TypeError: Can only find the batch size of tensors but got <class 'NoneType'>."
+
+
+def test_a_batch_of_none_in_the_dispatcher_leads_with_the_data_running_out_pytest_frames():
+    found = lead("6470.txt")
+    assert found.id == "log.dataloader_exhausted" and found.details["confidence"] == "likely", found.summary
+    assert found.details["alternatives"] == ["log.accelerate_call_refused"]
+    assert "DataLoaderDispatcher.__iter__" in found.summary
+
+
+def test_a_batch_of_none_in_the_dispatcher_cpython_frames():
+    found = explained(
+        "Traceback (most recent call last):\n"
+        '  File "/env/lib/python3.10/site-packages/transformers/trainer.py", line 1860, in _inner_training_loop\n'
+        "    for step, inputs in enumerate(epoch_iterator):\n"
+        '  File "/env/lib/python3.10/site-packages/accelerate/data_loader.py", line 564, in __iter__\n'
+        "    observed_batch_size = find_batch_size(batch)\n"
+        '  File "/env/lib/python3.10/site-packages/accelerate/utils/operations.py", line 223, in find_batch_size\n'
+        '    raise TypeError(f"Can only find the batch size of tensors but got {type(data)}.")\n'
+        + NONE_BATCH
+        + "\n"
+    )
+    assert found.id == "log.dataloader_exhausted", found.summary
+
+
+def test_a_batch_of_none_elsewhere_names_the_data_running_out_second():
+    found = explained(NONE_BATCH + "\n")  # no frame says which caller read it
+    assert found.id == "log.accelerate_call_refused" and found.details["confidence"] == "likely", (
+        found.summary
+    )
+    assert found.details["alternatives"] == ["log.dataloader_exhausted"]
+
+
+def test_a_batch_of_strings_is_the_collate_fn_not_the_data_running_out():
+    found = explained(
+        '  File "/env/lib/python3.10/site-packages/accelerate/data_loader.py", line 564, in __iter__\n'
+        "TypeError: Can only find the batch size of tensors but got <class 'str'>.\n"
+    )
+    assert found.id == "log.accelerate_call_refused", found.summary
+    assert "log.dataloader_exhausted" not in found.details.get("alternatives", [])
+
+
+def test_every_fact_of_first_when_must_be_there():
+    reading = Alternative("b", "b's title", "b's fix", first_when=("on_the_line", "in_the_log"))
+    hit = Hit("a", {"on_the_line": "x"}, "-", 1)
+    assert _chosen_by_the_log([reading], [hit], Context()) is None
+    assert _chosen_by_the_log([reading], [hit], Context(facts={"in_the_log": "y"})) is reading
+    assert _chosen_by_the_log([Alternative("c", "c", "c")], [hit], Context(facts={"in_the_log": "y"})) is None
