@@ -5,12 +5,13 @@ readings the likelier one: that reading leads, likely, and the recogniser's own 
 lines the recogniser's order stands. Each text is the messages' own wording: torch's cudaErrorNoDevice
 ("No CUDA GPUs are available", c10/cuda/CUDAFunctions.cpp) under torch.cuda's frames as train 876 shows them,
 the variable set as train 572's train.py sets it; accelerate's find_batch_size TypeError under its dispatcher's
-frame as train 6470 shows it (pytest's form) and as CPython prints the same frames.
+frame as train 6470 shows it (pytest's form) and as CPython prints the same frames; Triton's ptxas refusing
+sm_110 under torch.compile as train 1571 shows it (a CUDA Triton under a ROCm torch: gfx1100 read as 11.0).
 """
 
 from __future__ import annotations
 
-from explaining import explained, lead
+from explaining import CORPUS, explained, lead
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit
 from torchdoctor.explain.verdict import _chosen_by_the_log
@@ -113,3 +114,24 @@ def test_every_fact_of_first_when_must_be_there():
     assert _chosen_by_the_log([reading], [hit], Context()) is None
     assert _chosen_by_the_log([reading], [hit], Context(facts={"in_the_log": "y"})) is reading
     assert _chosen_by_the_log([Alternative("c", "c", "c")], [hit], Context(facts={"in_the_log": "y"})) is None
+
+
+PTXAS = (CORPUS / "1571.txt").read_text()
+
+
+def test_ptxas_refusing_the_target_beside_a_rocm_torch_leads_with_the_cuda_triton():
+    found = explained("torch 2.5.1+rocm6.2 on gfx1100\n" + PTXAS)
+    assert found.id == "log.broken_install" and found.details["confidence"] == "likely", found.summary
+    assert found.details["alternatives"][0] == "log.cuda_build"
+    assert "+rocm6.2" in found.summary
+
+
+def test_ptxas_refusing_the_target_alone_keeps_the_newer_gpu_first():
+    found = lead("1571.txt")  # no ROCm in the log: a GPU newer than ptxas reads the same
+    assert found.id == "log.cuda_build" and found.details["alternatives"][0] == "log.broken_install", (
+        found.summary
+    )
+
+
+def test_a_radeon_beside_an_nvidia_gpu_is_no_rocm_torch():
+    assert explained("GPU 1: AMD Radeon(TM) Graphics (integrated)\n" + PTXAS).id == "log.cuda_build"
