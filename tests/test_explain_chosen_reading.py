@@ -34,9 +34,8 @@ def test_no_gpu_beside_the_variable_set_in_the_script_leads_with_the_list_that_h
     assert found.id == "log.gpu_selection" and found.details["confidence"] == "likely", found.summary
     assert found.details["alternatives"][0] == "log.cuda_unavailable"
     assert "CUDA_VISIBLE_DEVICES=1" in found.summary and "no usable CUDA" in found.summary
-    assert (
-        "nvidia-smi -L" in found.fix.splitlines()[0]
-    )  # the chosen reading's fix first, the other's after it
+    # the chosen reading's fix first, the other's after it; no "Which it is": the log already said
+    assert "nvidia-smi -L" in found.fix.splitlines()[0] and "Which it is" not in found.fix
 
 
 def test_no_gpu_beside_the_variable_on_the_command_line():
@@ -49,6 +48,7 @@ def test_no_gpu_alone_keeps_its_order_and_names_the_variable_second():
     found = lead("876.txt")  # no CUDA_VISIBLE_DEVICES in the log: nothing says which
     assert found.id == "log.cuda_unavailable" and found.details["confidence"] == "likely", found.summary
     assert found.details["alternatives"] == ["log.gpu_selection"]
+    assert "Which it is: print CUDA_VISIBLE_DEVICES" in found.fix  # the lines that would tell them apart
 
 
 def test_the_variable_read_or_compared_is_not_set():

@@ -107,6 +107,8 @@ class Alternative:
     # ``{fact}`` fields filled from those facts
     first_when: tuple[str, ...] = ()
     because: str = ""
+    # where the log lacks them: what to look at that would tell this reading from the recogniser's own
+    told_by: str = ""
 
 
 class Pattern:

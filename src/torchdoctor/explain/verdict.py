@@ -316,6 +316,8 @@ def _other_readings(draft: _Draft, kind: str, contested: dict[str, int], o: _Ord
         draft.summary += "; or " + "; or ".join(a.title for a in others)
         draft.details.setdefault("alternatives", []).extend(f"log.{a.kind}" for a in others)
         draft.fix += "".join(f"\n{if_not_that(a.title, a.fix)}" for a in others)
+        # nothing in the log chose between them: say which lines would
+        draft.fix += "".join(f"\nWhich it is: {a.told_by}" for a in others if a.told_by and a is not chosen)
     named = {a.kind for a in others} | ruled_out | ({chosen.kind} if chosen is not None else set())
     for other, _ in _commonest(contested):  # the same message on real logs of these causes
         if other in recogniser.absorbs:  # the reading this one replaces where both fit

@@ -332,6 +332,8 @@ _RAN_OUT = Alternative(
     when=("none_batch",),
     first_when=("none_batch", "accelerate_dispatcher_frame"),
     because="a batch of None, read in accelerate's DataLoaderDispatcher.__iter__",
+    told_by="the traceback's frames: a batch of None read in accelerate's data_loader.py __iter__ is the data "
+    "running out; read in the script's or the Trainer's own code it is a collate_fn that returned None.",
 )
 
 ACCELERATE_CALL_REFUSED = refusal_recogniser(

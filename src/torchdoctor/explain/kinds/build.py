@@ -634,6 +634,8 @@ CUDA_BUILD = Recogniser(
             when=("triton_ptx",),
             first_when=("triton_ptx", "saw_rocm"),
             because="the log shows a ROCm torch or an AMD GPU: {saw_rocm}",
+            told_by='python -c "import torch; print(torch.__version__, torch.version.hip, '
+            'torch.cuda.get_device_name())": a +rocm build and an AMD GPU mean a CUDA Triton under ROCm.',
         ),
         Alternative(
             "library_version_bug",

@@ -1110,6 +1110,9 @@ CUDA_UNAVAILABLE = Recogniser(
             # reading than a machine or container without one (which the variable does not change)
             first_when=("no_device_visible", "visible_devices_set"),
             because="the log sets CUDA_VISIBLE_DEVICES={visible_devices_set}",
+            told_by="print CUDA_VISIBLE_DEVICES where the script starts (os.environ.get('CUDA_VISIBLE_DEVICES')) and "
+            "run nvidia-smi -L in the same job: indices it does not list, or an empty value, hid the GPUs; a GPU "
+            "that nvidia-smi does not show is not in this machine or container.",
         ),
     ),
     describe=_no_cuda,
