@@ -32,7 +32,10 @@ RuntimeError: No CUDA GPUs are available
 def test_no_gpu_beside_the_variable_set_in_the_script_leads_with_the_list_that_hid_them():
     found = explained("train.py sets os.environ[\"CUDA_VISIBLE_DEVICES\"]='1' at its top\n" + NO_GPU)
     assert found.id == "log.gpu_selection" and found.details["confidence"] == "likely", found.summary
-    assert found.details["alternatives"][0] == "log.cuda_unavailable"
+    assert (
+        found.details["alternatives"][0] == "log.cuda_unavailable"
+        and found.details["kind"] == "gpu_selection"
+    )
     assert "CUDA_VISIBLE_DEVICES=1" in found.summary and "no usable CUDA" in found.summary
     # the chosen reading's fix first, the other's after it; no "Which it is": the log already said
     assert "nvidia-smi -L" in found.fix.splitlines()[0] and "Which it is" not in found.fix

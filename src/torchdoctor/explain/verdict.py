@@ -302,22 +302,22 @@ def _other_readings(draft: _Draft, kind: str, contested: dict[str, int], o: _Ord
     if chosen is not None:
         # the log's other lines say which: that reading leads, this one's is named after it
         others.remove(chosen)
-        facts = {**ctx.facts, **{k: v for h in kind_hits for k, v in h.facts.items()}}
-        because = chosen.because.format_map(facts) if chosen.because else ""
+        facts = _Said({**ctx.facts, **{k: v for h in kind_hits for k, v in h.facts.items()}})
+        because = chosen.because.format_map(facts)
         draft.led_by = chosen.kind
         own = draft.summary.removeprefix("likely: ")
         draft.summary = f"likely: {chosen.title}{f' ({because})' if because else ''}; or " + (
             own if own.startswith(recogniser.title) else f"{recogniser.title}: {own}"
         )
         draft.fix = f"{chosen.fix}\n{if_not_that(recogniser.title, draft.fix)}"
-        draft.details["chosen_by"] = because or chosen.kind
+        draft.details["kind"], draft.details["chosen_by"] = chosen.kind, because or chosen.kind
         draft.details["alternatives"] = [f"log.{kind}"]  # its own reading, named and its fix given above
     if others:  # the same message fits these too: name them after this one, not instead of it
         draft.summary += "; or " + "; or ".join(a.title for a in others)
         draft.details.setdefault("alternatives", []).extend(f"log.{a.kind}" for a in others)
         draft.fix += "".join(f"\n{if_not_that(a.title, a.fix)}" for a in others)
         # nothing in the log chose between them: say which lines would
-        draft.fix += "".join(f"\nWhich it is: {a.told_by}" for a in others if a.told_by and a is not chosen)
+        draft.fix += "".join(f"\nWhich it is: {a.told_by}" for a in others if a.told_by)
     named = {a.kind for a in others} | ruled_out | ({chosen.kind} if chosen is not None else set())
     for other, _ in _commonest(contested):  # the same message on real logs of these causes
         if other in recogniser.absorbs:  # the reading this one replaces where both fit
@@ -339,6 +339,13 @@ def _other_readings(draft: _Draft, kind: str, contested: dict[str, int], o: _Ord
             f"\nThe run stopped on {stopped.text()} ({first_failure.where(stopped)}): unless it "
             "follows from this, it is the cause; read it first."
         )
+
+
+class _Said(dict):
+    """The facts an ``Alternative.because`` names, a fact the log lacks read as "?" (never a KeyError)."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
 
 
 def _chosen_by_the_log(others: list[Alternative], hits: list[Hit], ctx: Context) -> Alternative | None:
