@@ -138,3 +138,33 @@ def test_ptxas_refusing_the_target_alone_keeps_the_newer_gpu_first():
 
 def test_a_radeon_beside_an_nvidia_gpu_is_no_rocm_torch():
     assert explained("GPU 1: AMD Radeon(TM) Graphics (integrated)\n" + PTXAS).id == "log.cuda_build"
+
+
+# CPython's multiprocessing.synchronize.SemLock (sem_open in /dev/shm) raising ENOSPC, as python/cpython#93253 shows
+SEMLOCK = """Traceback (most recent call last):
+  File "train.py", line 40, in <module>
+    for batch in loader:
+  File "/usr/lib/python3.10/multiprocessing/context.py", line 68, in Lock
+    return Lock(ctx=self.get_context())
+  File "/usr/lib/python3.10/multiprocessing/synchronize.py", line 162, in __init__
+    SemLock.__init__(self, SEMAPHORE, 1, 1, ctx=ctx)
+  File "/usr/lib/python3.10/multiprocessing/synchronize.py", line 57, in __init__
+    sl = self._semlock = _multiprocessing.SemLock(
+OSError: [Errno 28] No space left on device
+"""
+
+
+def test_no_space_under_multiprocessing_frames_leads_with_shared_memory():
+    found = explained(SEMLOCK)
+    assert found.id == "log.dataloader_shm" and found.details["confidence"] == "likely", found.summary
+    assert found.details["alternatives"][0] == "log.disk_full"
+    assert "multiprocessing/synchronize.py in the traceback" in found.summary
+
+
+def test_no_space_under_the_save_stays_the_disk():
+    found = explained(
+        'Traceback (most recent call last):\n  File "train.py", line 90, in <module>\n'
+        "    torch.save(model.state_dict(), path)\n"
+        "OSError: [Errno 28] No space left on device\n"
+    )
+    assert found.id == "log.disk_full", found.summary
