@@ -168,3 +168,34 @@ def test_no_space_under_the_save_stays_the_disk():
         "OSError: [Errno 28] No space left on device\n"
     )
     assert found.id == "log.disk_full", found.summary
+
+
+# torch.load's restore path (serialization.py's default_restore_location -> _cuda_deserialize, torch 1.0's frames)
+# putting a storage back on the GPU it was saved from
+RESTORE = """Traceback (most recent call last):
+  File "test.py", line 21, in <module>
+    checkpoint = torch.load(args.resume)
+  File "/opt/conda/lib/python3.6/site-packages/torch/serialization.py", line 387, in load
+    return _load(f, map_location, pickle_module, **pickle_load_args)
+  File "/opt/conda/lib/python3.6/site-packages/torch/serialization.py", line 537, in persistent_load
+    deserialized_objects[root_key] = restore_location(obj, location)
+  File "/opt/conda/lib/python3.6/site-packages/torch/serialization.py", line 119, in default_restore_location
+    result = fn(storage, location)
+  File "/opt/conda/lib/python3.6/site-packages/torch/serialization.py", line 99, in _cuda_deserialize
+    return storage_type(obj.size())
+RuntimeError: CUDA error: invalid device ordinal
+"""
+
+
+def test_invalid_ordinal_under_torch_loads_restore_frames_leads_with_the_saved_device():
+    found = explained(RESTORE)
+    assert found.id == "log.checkpoint_device_map" and found.details["confidence"] == "likely", found.summary
+    assert found.details["alternatives"][0] == "log.invalid_device_ordinal"
+
+
+def test_invalid_ordinal_beside_a_torch_load_call_only_names_the_checkpoint_second():
+    found = explained(
+        "model.load_state_dict(torch.load(path))\nRuntimeError: CUDA error: invalid device ordinal\n"
+    )
+    assert found.id == "log.invalid_device_ordinal", found.summary
+    assert "log.checkpoint_device_map" in found.details["alternatives"]

@@ -790,6 +790,9 @@ INVALID_DEVICE_ORDINAL = Recogniser(
             "torch.load(path, map_location='cpu') (or map_location=f'cuda:{LOCAL_RANK}') and move the model "
             "after.",
             when=("saw_torch_load",),
+            # torch.load's own restore frames in the traceback: the index was the saved tensor's
+            first_when=("restoring_saved_device",),
+            because="the traceback runs through torch.load's {restoring_saved_device}",
         ),
     ),
     describe=_ordinal,
@@ -798,6 +801,17 @@ INVALID_DEVICE_ORDINAL = Recogniser(
 
 # another vendor's accelerator named in a log: its extension runs on torch's CPU build
 OTHER_ACCELERATORS = ("torch_npu", "torch-npu", "Ascend", "intel_extension_for_pytorch", "habana_frameworks")
+
+# torch.load putting a tensor back on the GPU it was saved from: serialization.py's default_restore_location calls
+# _cuda_deserialize, which moves it there (obj.cuda(device); releases before 1.x's validate_cuda_device named the
+# count instead). Its frames beside "invalid device ordinal": the saved index, past this machine's GPUs
+RESTORE_FRAME = (
+    "serialization.py",
+    R(
+        r"serialization\.py\S{0,10}, line \d+, in "
+        r"(?P<restoring_saved_device>restore_location|default_restore_location|_cuda_deserialize)\b"
+    ),
+)
 
 # CUDA_VISIBLE_DEVICES given a value where the log shows it: a command line or a job script (VAR=1 python ...,
 # export VAR=0,1), the script's own os.environ["VAR"] = '1', a printed environment ("VAR: 0"); not a comparison
