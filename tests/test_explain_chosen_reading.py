@@ -11,8 +11,11 @@ sm_110 under torch.compile as train 1571 shows it (a CUDA Triton under a ROCm to
 
 from __future__ import annotations
 
+import io
+
 from explaining import CORPUS, explained, lead
 
+from torchdoctor.explain.diagnose import explain
 from torchdoctor.explain.recognisers import Alternative, Context, Hit
 from torchdoctor.explain.verdict import _chosen_by_the_log
 
@@ -199,3 +202,21 @@ def test_invalid_ordinal_beside_a_torch_load_call_only_names_the_checkpoint_seco
     )
     assert found.id == "log.invalid_device_ordinal", found.summary
     assert "log.checkpoint_device_map" in found.details["alternatives"]
+
+
+def test_what_follows_names_the_reading_the_log_chose():
+    # torchrun's summary of the failed worker (its wording, elastic/multiprocessing/errors) after the error
+    summary = (
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "============================================================\ntrain.py FAILED\n"
+        "------------------------------------------------------------\nFailures:\n  <NO_OTHER_FAILURES>\n"
+        "------------------------------------------------------------\nRoot Cause (first observed failure):\n"
+        "[0]:\n  time      : 2024-01-01_10:00:01\n  host      : node1\n  rank      : 0 (local_rank: 0)\n"
+        "  exitcode  : 1 (pid: 4242)\n  error_file: <N/A>\n"
+        "============================================================\n"
+    )
+    lead_finding, *rest = explain(
+        ["-"], stdin=io.BytesIO(("CUDA_VISIBLE_DEVICES=1 torchrun train.py\n" + NO_GPU + summary).encode())
+    )
+    assert lead_finding.id == "log.gpu_selection"
+    assert [f.details.get("consequence_of") for f in rest] == ["log.gpu_selection"]

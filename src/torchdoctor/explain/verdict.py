@@ -220,6 +220,13 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
         )
     elif causes:
         lead = (BY_KIND[causes[0]].title, causes[0])
+        chosen = (
+            _chosen_by_the_log(_readings(causes[0], by_kind, ctx)[0], by_kind[causes[0]], ctx)
+            if sure[causes[0]] == "likely"
+            else None
+        )
+        if chosen is not None:  # the reading the log's other lines chose leads, as its finding says
+            lead = (chosen.title, chosen.kind)
     elif first_exit is not None:
         lead = (f"exit of rank {root_rank}", first_exit)
     return _Order(by_kind, roles, sure, causes, rest, first, unknown, initiating, rivals, first_exit, lead)
@@ -281,23 +288,7 @@ def _other_readings(draft: _Draft, kind: str, contested: dict[str, int], o: _Ord
     own message, and the error that stopped the run where that is not what it read."""
     recogniser, kind_hits = BY_KIND[kind], o.by_kind[kind]
     draft.summary = f"likely: {draft.summary}"
-    # readings the log's own frames rule out: neither named nor offered from other logs' messages
-    ruled_out = {a.kind for a in recogniser.also if any(k in ctx.facts for k in a.unless_log)}
-    ruled_out |= {
-        k for fact, kinds in recogniser.rules_out if any(fact in h.facts for h in kind_hits) for k in kinds
-    }
-    others = [
-        a
-        for a in recogniser.also
-        if a.kind not in o.by_kind
-        and a.kind not in ruled_out
-        and (
-            not a.when
-            or any(k in h.facts for h in kind_hits for k in a.when)
-            or any(k in ctx.facts for k in a.when)
-        )
-        and not any(k in h.facts for h in kind_hits for k in a.unless)
-    ]
+    others, ruled_out = _readings(kind, o.by_kind, ctx)
     chosen = _chosen_by_the_log(others, kind_hits, ctx)
     if chosen is not None:
         # the log's other lines say which: that reading leads, this one's is named after it
@@ -339,6 +330,30 @@ def _other_readings(draft: _Draft, kind: str, contested: dict[str, int], o: _Ord
             f"\nThe run stopped on {stopped.text()} ({first_failure.where(stopped)}): unless it "
             "follows from this, it is the cause; read it first."
         )
+
+
+def _readings(kind: str, by_kind: dict[str, list[Hit]], ctx: Context) -> tuple[list[Alternative], set[str]]:
+    """The other readings of ``kind``'s message that this log leaves open (its ``also`` whose ``when`` the hits
+    or the log meet, no other kind of the log, none ruled out), and the kinds the log's own lines rule out:
+    neither named nor offered from other logs' messages."""
+    recogniser, kind_hits = BY_KIND[kind], by_kind[kind]
+    ruled_out = {a.kind for a in recogniser.also if any(k in ctx.facts for k in a.unless_log)}
+    ruled_out |= {
+        k for fact, kinds in recogniser.rules_out if any(fact in h.facts for h in kind_hits) for k in kinds
+    }
+    others = [
+        a
+        for a in recogniser.also
+        if a.kind not in by_kind
+        and a.kind not in ruled_out
+        and (
+            not a.when
+            or any(k in h.facts for h in kind_hits for k in a.when)
+            or any(k in ctx.facts for k in a.when)
+        )
+        and not any(k in h.facts for h in kind_hits for k in a.unless)
+    ]
+    return others, ruled_out
 
 
 class _Said(dict):
