@@ -30,8 +30,10 @@ after it).
 Where the same message is printed for more than one cause, the recogniser says so as data: ``also`` lists the
 other kinds it fits (`Alternative`: the kind, what it is in a few words, its fix), likelier first. A *likely*
 finding names them after its own, in its summary, its fix and ``details["alternatives"]``: the user reads
-both instead of acting on one guess. A ``fallback`` kind (a warning every run that exits without cleaning up
-prints) counts only when nothing else in the log explains the failure.
+both instead of acting on one guess. Where the log's other lines say which cause printed it (a setting, a
+frame: ``Alternative.first_when``), that reading leads and the recogniser's own is named after it. A
+``fallback`` kind (a warning every run that exits without cleaning up prints) counts only when nothing else in
+the log explains the failure.
 
 Adding a kind is one `Recogniser` in one of the ``kinds/`` modules and one test on a real log line.
 """
@@ -99,6 +101,14 @@ class Alternative:
     unless_log: tuple[
         str, ...
     ] = ()  # facts of the whole log that rule this reading out (a traceback's frames)
+    # facts, every one of them in the hits or the whole log, that make this reading the likelier one: the finding
+    # then leads with it and names its recogniser's own reading as the other (a message printed for several
+    # causes whose other lines, a setting or a frame, say which); ``because`` says which line chose, its
+    # ``{fact}`` fields filled from those facts
+    first_when: tuple[str, ...] = ()
+    because: str = ""
+    # where the log lacks them: what to look at that would tell this reading from the recogniser's own
+    told_by: str = ""
 
 
 class Pattern:

@@ -16,7 +16,7 @@ from torchdoctor.explain.kinds import BY_KIND, train, waiting_calls, watchdog_re
 from torchdoctor.explain.kinds import ranks as ranks_kind
 from torchdoctor.explain.kinds.ranks import every_rank_waited, peer_ended_quietly
 from torchdoctor.explain.ranks import hit_rank
-from torchdoctor.explain.recognisers import Context, Hit
+from torchdoctor.explain.recognisers import Alternative, Context, Hit
 from torchdoctor.findings import Finding
 from torchdoctor.rank_list import ranks_text, who
 
@@ -78,6 +78,8 @@ class _Draft:
     fix: str
     details: dict
     status: str = "fail"
+    # another reading of the same message that the log's other lines chose (Alternative.first_when)
+    led_by: str = ""
 
 
 def findings(
@@ -218,6 +220,13 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
         )
     elif causes:
         lead = (BY_KIND[causes[0]].title, causes[0])
+        chosen = (
+            _chosen_by_the_log(_readings(causes[0], by_kind, ctx)[0], by_kind[causes[0]], ctx)
+            if sure[causes[0]] == "likely"
+            else None
+        )
+        if chosen is not None:  # the reading the log's other lines chose leads, as its finding says
+            lead = (chosen.title, chosen.kind)
     elif first_exit is not None:
         lead = (f"exit of rank {root_rank}", first_exit)
     return _Order(by_kind, roles, sure, causes, rest, first, unknown, initiating, rivals, first_exit, lead)
@@ -257,7 +266,7 @@ def _finding(
     for extra in _EXTRAS:
         extra(draft, kind, o, ctx, raised)
     _follows_from(draft, kind, o, every_rank_waited(kind_hits, ctx))
-    return Finding(f"log.{kind}", draft.status, draft.summary, draft.details, draft.fix)
+    return Finding(f"log.{draft.led_by or kind}", draft.status, draft.summary, draft.details, draft.fix)
 
 
 # a fix's first word that is an ordinary word capitalised to start its sentence ("When", "Check", "A"), not a
@@ -279,28 +288,28 @@ def _other_readings(draft: _Draft, kind: str, contested: dict[str, int], o: _Ord
     own message, and the error that stopped the run where that is not what it read."""
     recogniser, kind_hits = BY_KIND[kind], o.by_kind[kind]
     draft.summary = f"likely: {draft.summary}"
-    # readings the log's own frames rule out: neither named nor offered from other logs' messages
-    ruled_out = {a.kind for a in recogniser.also if any(k in ctx.facts for k in a.unless_log)}
-    ruled_out |= {
-        k for fact, kinds in recogniser.rules_out if any(fact in h.facts for h in kind_hits) for k in kinds
-    }
-    others = [
-        a
-        for a in recogniser.also
-        if a.kind not in o.by_kind
-        and a.kind not in ruled_out
-        and (
-            not a.when
-            or any(k in h.facts for h in kind_hits for k in a.when)
-            or any(k in ctx.facts for k in a.when)
+    others, ruled_out = _readings(kind, o.by_kind, ctx)
+    chosen = _chosen_by_the_log(others, kind_hits, ctx)
+    if chosen is not None:
+        # the log's other lines say which: that reading leads, this one's is named after it
+        others.remove(chosen)
+        facts = _Said({**ctx.facts, **{k: v for h in kind_hits for k, v in h.facts.items()}})
+        because = chosen.because.format_map(facts)
+        draft.led_by = chosen.kind
+        own = draft.summary.removeprefix("likely: ")
+        draft.summary = f"likely: {chosen.title}{f' ({because})' if because else ''}; or " + (
+            own if own.startswith(recogniser.title) else f"{recogniser.title}: {own}"
         )
-        and not any(k in h.facts for h in kind_hits for k in a.unless)
-    ]
+        draft.fix = f"{chosen.fix}\n{if_not_that(recogniser.title, draft.fix)}"
+        draft.details["kind"], draft.details["chosen_by"] = chosen.kind, because or chosen.kind
+        draft.details["alternatives"] = [f"log.{kind}"]  # its own reading, named and its fix given above
     if others:  # the same message fits these too: name them after this one, not instead of it
         draft.summary += "; or " + "; or ".join(a.title for a in others)
-        draft.details["alternatives"] = [f"log.{a.kind}" for a in others]
+        draft.details.setdefault("alternatives", []).extend(f"log.{a.kind}" for a in others)
         draft.fix += "".join(f"\n{if_not_that(a.title, a.fix)}" for a in others)
-    named = {a.kind for a in others} | ruled_out
+        # nothing in the log chose between them: say which lines would
+        draft.fix += "".join(f"\nWhich it is: {a.told_by}" for a in others if a.told_by)
+    named = {a.kind for a in others} | ruled_out | ({chosen.kind} if chosen is not None else set())
     for other, _ in _commonest(contested):  # the same message on real logs of these causes
         if other in recogniser.absorbs:  # the reading this one replaces where both fit
             continue
@@ -321,6 +330,50 @@ def _other_readings(draft: _Draft, kind: str, contested: dict[str, int], o: _Ord
             f"\nThe run stopped on {stopped.text()} ({first_failure.where(stopped)}): unless it "
             "follows from this, it is the cause; read it first."
         )
+
+
+def _readings(kind: str, by_kind: dict[str, list[Hit]], ctx: Context) -> tuple[list[Alternative], set[str]]:
+    """The other readings of ``kind``'s message that this log leaves open (its ``also`` whose ``when`` the hits
+    or the log meet, no other kind of the log, none ruled out), and the kinds the log's own lines rule out:
+    neither named nor offered from other logs' messages."""
+    recogniser, kind_hits = BY_KIND[kind], by_kind[kind]
+    ruled_out = {a.kind for a in recogniser.also if any(k in ctx.facts for k in a.unless_log)}
+    ruled_out |= {
+        k for fact, kinds in recogniser.rules_out if any(fact in h.facts for h in kind_hits) for k in kinds
+    }
+    others = [
+        a
+        for a in recogniser.also
+        if a.kind not in by_kind
+        and a.kind not in ruled_out
+        and (
+            not a.when
+            or any(k in h.facts for h in kind_hits for k in a.when)
+            or any(k in ctx.facts for k in a.when)
+        )
+        and not any(k in h.facts for h in kind_hits for k in a.unless)
+    ]
+    return others, ruled_out
+
+
+class _Said(dict):
+    """The facts an ``Alternative.because`` names, a fact the log lacks read as "?" (never a KeyError)."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def _chosen_by_the_log(others: list[Alternative], hits: list[Hit], ctx: Context) -> Alternative | None:
+    """The first of ``others`` whose ``first_when`` facts are all in ``hits`` or the whole log: the reading the
+    log's other lines make the likelier one (None: nothing in the log says which, the recogniser's order stands)."""
+    return next(
+        (
+            a
+            for a in others
+            if a.first_when and all(f in ctx.facts or any(f in h.facts for h in hits) for f in a.first_when)
+        ),
+        None,
+    )
 
 
 def _peer_in_collective(draft: _Draft, kind: str, o: _Order, raised: list[Raised]) -> None:

@@ -484,6 +484,9 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
         re.compile(r"(?P<deprecated_launch>torch\.distributed\.launch is deprecated)"),
     ),
     cuda.DS_ACCELERATOR,  # the accelerator DeepSpeed picked: fp16_unsupported on a GPU, not the CPU fallback
+    *accelerate_calls.CONTEXT,  # accelerate's dispatcher reading a batch's size: a batch of None ran out of data
+    cuda.RESTORE_FRAME,  # torch.load restoring a tensor onto its saved GPU: invalid_device_ordinal's checkpoint
+    cuda.VISIBLE_DEVICES_SET,  # CUDA_VISIBLE_DEVICES given a value: no device found is then the list it gave
     placement.REPLICA,
     *placement.FORK_LAUNCHER,  # a notebook's launcher that forks it: cuda_fork's fix names it
     *remote_code.CONTEXT,  # the refusal's ValueError line: a model's repository or a dataset's

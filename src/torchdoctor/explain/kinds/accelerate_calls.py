@@ -12,7 +12,10 @@ that reached zero) stay likely, their fix naming each cause. DeepSpeed's and FSD
 
 from __future__ import annotations
 
+import re
+
 from torchdoctor.explain.kinds.refusal_table import refusal_recogniser
+from torchdoctor.explain.recognisers import Alternative, Pattern
 
 FAMILY = "a library refusing its settings"
 
@@ -296,7 +299,42 @@ REFUSALS: tuple[tuple[str, str], ...] = (
 )
 
 # More than one cause prints these: their fixes name each, and a hit stays likely.
-SEVERAL = ("No executable batch size found, reached zero.", "does not have a parameter or a buffer named")
+SEVERAL = (
+    "No executable batch size found, reached zero.",
+    "does not have a parameter or a buffer named",
+    # a batch holding no tensor first (the script's collate_fn), or no batch at all (None: the data ran out)
+    "Can only find the batch size of tensors but got",
+)
+
+# data_loader.py's DataLoaderDispatcher.__iter__ (the one caller in that file of find_batch_size, from 0.x to 1.x)
+# reads the size of the batch process 0 fetched and broadcast: None where the iterable data ran out before the
+# steps it was asked for (huggingface/accelerate#1531 made that its own ValueError, "Batch does not contain any
+# data"). Its frame, CPython's ('data_loader.py", line N, in __iter__') or pytest's ('data_loader.py:N: in
+# __iter__'), says which caller read a batch of None
+DISPATCHER_FRAME = (
+    "data_loader.py",
+    Pattern(
+        r"(?P<accelerate_dispatcher_frame>accelerate[\\/]data_loader\.py(?:\", line |:)\d+:?,? in __iter__)"
+    ),
+)
+_NONE_BATCH = Pattern(r"Can only find the batch size of tensors but got <class '(?P<none_batch>NoneType)'>")
+# a batch that holds something (a str, a list of ints) is the collate_fn's: the data did not run out
+_SOME_BATCH = Pattern(
+    r"Can only find the batch size of tensors but got <class '(?!NoneType')(?P<some_batch>[\w.]{1,80})'>"
+)
+_RAN_OUT = Alternative(
+    "dataloader_exhausted",
+    "the iterable dataset ran out while accelerate's dispatcher (dispatch_batches: the Trainer on several "
+    "processes) still fetched a batch for the next step",
+    "Give every process as many batches as the steps ask for: set max_steps (or the epochs) from the batches the "
+    "iterable dataset really yields per process, or make it repeat (an infinite stream with max_steps); with "
+    "accelerate, dispatch_batches=False lets each process read its own shard instead of process 0's batches.",
+    when=("none_batch",),
+    first_when=("none_batch", "accelerate_dispatcher_frame"),
+    because="a batch of None, read in accelerate's DataLoaderDispatcher.__iter__",
+    told_by="the traceback's frames: a batch of None read in accelerate's data_loader.py __iter__ is the data "
+    "running out; read in the script's or the Trainer's own code it is a collate_fn that returned None.",
+)
 
 ACCELERATE_CALL_REFUSED = refusal_recogniser(
     "accelerate_call_refused",
@@ -376,6 +414,10 @@ ACCELERATE_CALL_REFUSED = refusal_recogniser(
         "accelerate:weights-location-needs-to-be-the",
     ),
     several=SEVERAL,
+    facts=(_NONE_BATCH, _SOME_BATCH),
+    also=(_RAN_OUT,),
+    rules_out=(("some_batch", ("dataloader_exhausted",)),),
 )
 
 RECOGNISERS = (ACCELERATE_CALL_REFUSED,)
+CONTEXT: tuple[tuple[str, re.Pattern], ...] = (DISPATCHER_FRAME,)

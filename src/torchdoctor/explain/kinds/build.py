@@ -408,9 +408,14 @@ def _older_compiler(major: str) -> str:
 # ptxas prints "Value 'sm_103a' is not defined for option 'gpu-name'", and so does a CUDA build of Triton under a
 # ROCm torch, whose capability for an AMD GPU is its gfx number (gfx1100: 11.0, sm_110): two causes, likely.
 TRITON_PTX = R(r"(?P<triton_ptx>Internal Triton PTX codegen error|PTXAS error: )")
+# a ROCm torch where the log shows one: its wheel's local tag (2.5.1+rocm6.2), the ROCm install's path, an AMD GPU's
+# gfx target, an Instinct accelerator (not "AMD Radeon": a laptop's integrated GPU beside an NVIDIA one). There the
+# sm_ target ptxas refused is the gfx number read as a capability (gfx1100: sm_110), and ptxas is a CUDA Triton's
+ROCM = R(r"(?P<saw_rocm>\+rocm\d[\d.]{0,10}|/opt/rocm\b|\bgfx\d{3,4}[a-z]?\b|\bAMD Instinct [\w -]{1,30})")
 CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
     ("Triton PTX", TRITON_PTX),
     ("PTXAS error", TRITON_PTX),
+    *((literal, ROCM) for literal in ("+rocm", "/opt/rocm", "gfx", "AMD Instinct")),
     *cccl.CONTEXT,  # the CUDA 13 toolkit: a CCCL 2 name missing is then certain
 )
 
@@ -627,6 +632,10 @@ CUDA_BUILD = Recogniser(
             "Reinstall torch and its ROCm Triton together (pip uninstall triton pytorch-triton-rocm, then the ROCm "
             "torch wheel, which pins pytorch-triton-rocm), so that no CUDA triton is left in the environment.",
             when=("triton_ptx",),
+            first_when=("triton_ptx", "saw_rocm"),
+            because="the log shows a ROCm torch or an AMD GPU: {saw_rocm}",
+            told_by='python -c "import torch; print(torch.__version__, torch.version.hip, '
+            'torch.cuda.get_device_name())": a +rocm build and an AMD GPU mean a CUDA Triton under ROCm.',
         ),
         Alternative(
             "library_version_bug",

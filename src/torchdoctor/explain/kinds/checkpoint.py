@@ -1356,6 +1356,10 @@ DISK_FULL = Recogniser(
             "DataLoader workers (num_workers), smaller batches per worker, or "
             "torch.multiprocessing.set_sharing_strategy('file_system'). df -h /dev/shm shows its size.",
             when=("saw_shm_frame",),
+            # ENOSPC raised under those frames is their file's (sem_open's, the heap's arena, a shared tensor's),
+            # and each lives in /dev/shm: the likelier reading than the disk the run saves to
+            first_when=("enospc", "saw_shm_frame"),
+            because="{saw_shm_frame} in the traceback",
         ),
         Alternative(
             "checkpoint_path",

@@ -790,6 +790,9 @@ INVALID_DEVICE_ORDINAL = Recogniser(
             "torch.load(path, map_location='cpu') (or map_location=f'cuda:{LOCAL_RANK}') and move the model "
             "after.",
             when=("saw_torch_load",),
+            # torch.load's own restore frames in the traceback: the index was the saved tensor's
+            first_when=("restoring_saved_device",),
+            because="the traceback runs through torch.load's {restoring_saved_device}",
         ),
     ),
     describe=_ordinal,
@@ -798,6 +801,26 @@ INVALID_DEVICE_ORDINAL = Recogniser(
 
 # another vendor's accelerator named in a log: its extension runs on torch's CPU build
 OTHER_ACCELERATORS = ("torch_npu", "torch-npu", "Ascend", "intel_extension_for_pytorch", "habana_frameworks")
+
+# torch.load putting a tensor back on the GPU it was saved from: serialization.py's default_restore_location calls
+# _cuda_deserialize, which moves it there (obj.cuda(device); releases before 1.x's validate_cuda_device named the
+# count instead). Its frames beside "invalid device ordinal": the saved index, past this machine's GPUs
+RESTORE_FRAME = (
+    "serialization.py",
+    R(
+        r"serialization\.py\S{0,10}, line \d+, in "
+        r"(?P<restoring_saved_device>restore_location|default_restore_location|_cuda_deserialize)\b"
+    ),
+)
+
+# CUDA_VISIBLE_DEVICES given a value where the log shows it: a command line or a job script (VAR=1 python ...,
+# export VAR=0,1), the script's own os.environ["VAR"] = '1', a printed environment ("VAR: 0"); not a comparison
+# (==) or a read (os.environ.get). The driver enumerates only the GPUs it names, so where the runtime then finds
+# no device at all (cudaErrorNoDevice) the list named none this machine has, or none (an empty value, -1)
+VISIBLE_DEVICES_SET = (
+    "CUDA_VISIBLE_DEVICES",
+    R(r"\bCUDA_VISIBLE_DEVICES['\"]?\]?[ \t]*[=:](?!=)[ \t]*['\"]?(?P<visible_devices_set>[\w,-]{0,80})"),
+)
 
 
 def _no_cuda(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -1014,6 +1037,10 @@ CUDA_UNAVAILABLE = Recogniser(
             r"Accelerator is not detected, cannot perform low precision training|Cannot use \S{1,40} without accelerator|"
             r"No supported gpu backend found|No GPU (?:or Intel XPU )?found)"
         ),
+        # the runtime found no device at all (cudaErrorNoDevice: c10/cuda/CUDAFunctions.cpp's device_count_impl
+        # words it "No CUDA GPUs are available", cudart "no CUDA-capable device is detected"): the driver is there
+        # (without one torch says "Found no NVIDIA driver", cudart "insufficient for CUDA runtime version")
+        R(r"(?P<no_device_visible>No CUDA GPUs are available|no CUDA-capable device is detected)"),
         R(r"module 'torch\._C' has no attribute '(?P<what>_cuda_\w{1,60})'"),
         # transformers' TrainingArguments: the device it resolved is not CUDA, and --fp16 was asked for
         R(
@@ -1093,6 +1120,13 @@ CUDA_UNAVAILABLE = Recogniser(
             "Set CUDA_VISIBLE_DEVICES to indices `nvidia-smi -L` lists (or unset it), and do not set it inside "
             "the script after a scheduler has set it.",
             unless=("other_accelerator", "cpu_build"),
+            # no device at all where the log sets the variable: the list it gave hid every GPU, the likelier
+            # reading than a machine or container without one (which the variable does not change)
+            first_when=("no_device_visible", "visible_devices_set"),
+            because="the log sets CUDA_VISIBLE_DEVICES={visible_devices_set}",
+            told_by="print CUDA_VISIBLE_DEVICES where the script starts (os.environ.get('CUDA_VISIBLE_DEVICES')) and "
+            "run nvidia-smi -L in the same job: indices it does not list, or an empty value, hid the GPUs; a GPU "
+            "that nvidia-smi does not show is not in this machine or container.",
         ),
     ),
     describe=_no_cuda,

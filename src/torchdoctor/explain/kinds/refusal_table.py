@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from torchdoctor.explain.recognisers import Context, Facts, Hit, Recogniser, merged, on_ranks
+from torchdoctor.explain.recognisers import Alternative, Context, Facts, Hit, Recogniser, merged, on_ranks
 
 FAMILY = "a library refusing its settings"
 
@@ -96,13 +96,18 @@ def refusal_recogniser(
     several: tuple[str, ...] = (),
     generic: tuple[str, ...] = (),
     limit: int = 260,
+    facts: tuple[re.Pattern, ...] = (),
+    also: tuple[Alternative, ...] = (),
+    rules_out: tuple[tuple[str, tuple[str, ...]], ...] = (),
 ) -> Recogniser:
     """One recogniser for a table of plain texts a source file raises, each ``(text, fix)``: the texts are its
     anchors, the message on the line is the fact ``refusal``, the row whose text it holds gives the fix.
 
     A message that names its own cause is certain (once a real log has shown it: `Recogniser.seen`); the texts in
     ``several`` are messages more than one cause prints, whose fix names each of them: a hit on one of them stays
-    likely. ``generic`` lists the texts that hold a word other failures print too (`GENERIC_WORDS`): likely as well."""
+    likely. ``generic`` lists the texts that hold a word other failures print too (`GENERIC_WORDS`): likely as well.
+    ``facts``, ``also`` and ``rules_out`` are the recogniser's own: what a message says beyond its text (the value
+    it names), the other causes one of them is printed for (`Alternative`), and those a value it names excludes."""
 
     def confirmed(hits: list[Hit], ctx: Context) -> bool:
         said = " ".join(" ".join(h.facts.get("refusal", "").split()) for h in hits)
@@ -113,8 +118,10 @@ def refusal_recogniser(
         title=title,
         anchors=tuple(text for text, _ in refusals),
         templates=templates,
-        facts=(refusal_pattern(refusals, after=limit),),
+        facts=(refusal_pattern(refusals, after=limit), *facts),
         describe=describe_refusal(refusals, title, message="refusal", limit=limit),
+        also=also,
+        rules_out=rules_out,
         confirm=confirmed if several or generic else None,
         generic=generic,
         # the source line a traceback quotes ('raise ValueError("...")', 'self._log_and_throw(TypeError, "...")', a
