@@ -120,7 +120,9 @@ def verdicts(
         if states and len(done) >= expected:
             return [_passed(states, world_size), *_shared_names(states), *mixed]
         findings.append(_incomplete(states, world_size, expected, finished, hosts, nnodes))
-    return findings + mixed
+    return (
+        _mixed_settings(states, hosts) + findings + mixed
+    )  # the settings first: the cause of a stall at init
 
 
 def _crashes(states, failed, hosts) -> list[Finding]:
@@ -536,6 +538,39 @@ def _mixed_software(states, hosts) -> list[Finding]:
             )
         )
     return findings
+
+
+def _mixed_settings(states, hosts) -> list[Finding]:
+    """A failure when TORCH_DISTRIBUTED_DEBUG=DETAIL is set for some ranks only (one host's environment differs):
+    those ranks wrap their process group in a checking wrapper with a gloo group of its own, which the others
+    never set up, so init_process_group waits on them until its timeout. Other values (INFO, OFF) wrap nothing."""
+    settings = {int(rank): s for state in states.values() for rank, s in state.settings.items()}
+    detail = sorted(
+        r for r, s in settings.items() if s.get("TORCH_DISTRIBUTED_DEBUG", "").upper() == "DETAIL"
+    )
+    plain = sorted(r for r in settings if r not in detail)
+    if not detail or not plain:
+        return []
+
+    def on(ranks: list[int]) -> str:
+        named = sorted({hosts[r] for r in ranks if r in hosts})
+        return who(ranks) + (f" ({', '.join(named)})" if named else "")
+
+    others = sorted({settings[r].get("TORCH_DISTRIBUTED_DEBUG") or "unset" for r in plain})
+    odd = sorted({hosts[r] for r in detail if r in hosts})
+    return [
+        Finding(
+            "net.settings",
+            "fail",
+            f"TORCH_DISTRIBUTED_DEBUG is DETAIL on {on(detail)} and {' or '.join(others)} on {on(plain)}: under "
+            "DETAIL init_process_group sets up a checking wrapper with a process group of its own, which the other "
+            "ranks never set up, so init waits for them until its timeout",
+            {"detail": detail, "plain": plain, "values": {str(r): s for r, s in settings.items()}},
+            "Set it alike on every host: unset it (`unset TORCH_DISTRIBUTED_DEBUG`"
+            + (f" on {', '.join(odd)}" if odd else "")
+            + "), or export TORCH_DISTRIBUTED_DEBUG=DETAIL on every host to check every rank's collectives",
+        )
+    ]
 
 
 def _shared_names(states) -> list[Finding]:
