@@ -272,6 +272,14 @@ def _wrong_values(states, hosts) -> list[Finding]:
 
 
 _FIND_BAD = "Name the slow link or rank: torchdoctor net --find-bad (on the same hosts, with the same flags)"
+# two namespace hosts at MTU 9000 with a 1500 hop on the bridge between them: the rendezvous and the store (small
+# messages) worked, the smoke test's all_reduce never completed, every rank in it and alive
+_MTU = (
+    "Stuck for good rather than slow, with the rendezvous working: the MTU may differ along the path (jumbo frames, "
+    "9000, on the hosts and 1500 on a switch or tunnel between them), so small messages pass and larger ones never "
+    "arrive: compare `ip link show <iface>` on each host, and from one host `ping -M do -s 8972 <another host>` "
+    "(MTU 9000 less 28 bytes of headers) must answer; else set one MTU on every host and switch port"
+)
 _SLOW_SIGNS = ("peer_closed", "collective_timeout")  # what the ranks around a slow link report
 
 
@@ -343,6 +351,8 @@ def _stuck(states, timeout, hosts) -> list[Finding]:
                 )
             )
             fix = _FIND_BAD + "\n" + _next_steps(states)
+            if len(set(hosts.values())) > 1:
+                fix += "\n" + _MTU
         findings.append(Finding("net.collective", "fail", summary, details, fix))
     return findings
 
