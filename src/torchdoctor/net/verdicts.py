@@ -451,14 +451,22 @@ def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
         details = {"kind": problem.kind, "host": this_host, "endpoint": endpoint, **problem.facts}
         findings.append(Finding("net.join", "fail", summary, details, problem.fix))
     if "RendezvousTimeoutError" in output and not findings:
-        others = nnodes - 1
         host, _, port = endpoint.rpartition(":")
+        # of two nodes, the other one; of more, this node cannot tell how many came (three namespace hosts, the
+        # third refused by its own check: both others said "only this node ... 2 other nodes never came")
+        summary = (
+            f"only this node ({this_host}) reached the rendezvous at {endpoint or '?'} within {timeout:g}s: "
+            "1 other node never came"
+            if nnodes == 2
+            else f"the rendezvous at {endpoint or '?'} did not complete within {timeout:g}s: not all {nnodes} nodes "
+            f"came (this node, {this_host}, did; which of the other {nnodes - 1} did not, it cannot tell: their "
+            "own verdicts say why)"
+        )
         findings.append(
             Finding(
                 "net.join",
                 "fail",
-                f"only this node ({this_host}) reached the rendezvous at {endpoint or '?'} within {timeout:g}s: "
-                f"{others} other node{'s' if others != 1 else ''} never came",
+                summary,
                 {"kind": "rendezvous_timeout", "host": this_host, "endpoint": endpoint, "nnodes": nnodes},
                 _rendezvous_fix(host or "HOST", port or "PORT"),
             )
