@@ -237,6 +237,8 @@ PROCESS_MODULES = {
     "test_numerics_ranks",
     "test_runner",
     "test_watchdog_multinode",
+    "test_launch_u9_unreached_rendezvous",
+    "test_net_u9_debug_detail_one_host",
 }
 PROCESS_TESTS = {
     # a real pytest run's failure report, each --tb style

@@ -2,7 +2,8 @@
 
 ``NET_FAULTS=RANK:KIND[,RANK:KIND...]`` in a rank's environment, KIND one of ``no_join`` (the rank never
 connects), ``crash`` (raises after joining), ``wrong_value`` (contributes a wrong value to the all_reduce),
-``skip_collective`` (never enters the all_reduce), ``other_torch`` (reports an older torch as it joins); for ``--find-bad``: ``flip_bit`` (one bit of its seeded result
+``skip_collective`` (never enters the all_reduce), ``other_torch`` (reports an older torch as it joins),
+``debug_detail`` (runs under TORCH_DISTRIBUTED_DEBUG=DETAIL, as a host whose environment sets it); for ``--find-bad``: ``flip_bit`` (one bit of its seeded result
 flipped, as a faulty ALU or memory would) and ``busy_core`` (the rank shares one core with two busy processes,
 and yields to them).
 
@@ -26,7 +27,16 @@ import torch
 from torchdoctor.net import worker
 
 FAULTS_VARIABLE = "NET_FAULTS"
-FAULTS = ("no_join", "crash", "wrong_value", "skip_collective", "flip_bit", "busy_core", "other_torch")
+FAULTS = (
+    "no_join",
+    "crash",
+    "wrong_value",
+    "skip_collective",
+    "flip_bit",
+    "busy_core",
+    "other_torch",
+    "debug_detail",
+)
 
 
 def parse_faults(text: str | None) -> dict[int, str]:
@@ -46,6 +56,9 @@ class Worker(worker.Worker):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fault = parse_faults(self.environ.get(FAULTS_VARIABLE)).get(self.info.rank)
+        if self.fault == "debug_detail":  # torch read the variable as it imported: set its level as well
+            self.environ = {**self.environ, "TORCH_DISTRIBUTED_DEBUG": "DETAIL"}
+            torch.distributed.set_debug_level(torch.distributed.DebugLevel.DETAIL)
 
     def _hang(self) -> None:
         time.sleep(10 * self.options.timeout + 60)  # the others' verdict, or the deadline, ends us first

@@ -55,3 +55,16 @@ def test_a_post_on_a_broken_connection_is_made_again_on_a_new_one(tmp_path):
     finally:
         second.kill()
         second.wait()
+
+
+def test_a_store_already_gone_is_no_exchange_and_leaves_no_error_of_torchs_on_the_console(capfd):
+    """A short run on two namespace hosts ended before its launchers first looked for the store: the launcher's
+    TCPStore client retried the refused port for its timeout, twice, and torch printed its connect error with a
+    C++ stack on the console of a run that succeeded (which `explain` then read as an unreachable store)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there any more
+    worker = {"nodes": 2, "node": 0, "store": ["127.0.0.1", port], "run_id": "job", "restart": "0", "rank": 0,
+              "world_size": 2, "host": "node-a"}  # fmt: skip
+    assert JobExchange.connect([worker], timeout=1) is None
+    assert "client socket" not in capfd.readouterr().err

@@ -321,6 +321,14 @@ def test_launcher_output_names_the_unreachable_rendezvous_host():
     )
     assert "reached the rendezvous at node01:29400 within 30s: 1 other node never came" in alone.summary
     assert "nc -zv node01 29400" in alone.fix
+    # of three nodes, this one cannot tell how many of the other two came (one had, on namespace hosts)
+    (three,) = verdicts(
+        {}, 3, 15, waited, finished=True, expected_reports=1, endpoint="node01:29400", nnodes=3
+    )
+    assert "never came" not in three.summary and "only this node" not in three.summary, three.summary
+    assert three.summary.startswith(
+        "the rendezvous at node01:29400 did not complete within 15s: not all 3 nodes came (this node, "
+    )
 
 
 @pytest.mark.parametrize("world_size", [1, 2])

@@ -33,3 +33,17 @@ def test_a_stage_every_rank_waited_in_on_gloo_gets_gloo_advice():
     (found,) = verdicts(_states("gloo", stuck=stuck, error=error, stage="all_reduce"), 2, 30)
     assert found.id == "net.collective" and "--find-bad" in found.fix
     assert not any(word in found.fix for word in NCCL_WORDS), found.fix
+
+
+def test_a_stall_every_rank_entered_across_hosts_names_an_mtu_that_differs_along_the_path():
+    """Two namespace hosts at MTU 9000 with a 1500 hop between them (session 41, USER9): the rendezvous worked and
+    the all_reduce never completed; the fix named the interface and firewalls only."""
+    stuck = Stuck("all_reduce", 30, [], {}, {"0": "all_reduce", "1": "all_reduce"})
+    error = RankError("Timeout", "all_reduce did not complete within 30s", "all_reduce")
+    (found,) = verdicts(_states("gloo", stuck=stuck, error=error, stage="all_reduce"), 2, 30)
+    assert "the MTU may differ along the path" in found.fix and "ping -M do -s 8972" in found.fix
+    one_host = _states("gloo", stuck=stuck, error=error, stage="all_reduce", joined={"0": "vm", "1": "vm"})
+    for state in one_host.values():
+        state.host = "vm"
+    (alone,) = verdicts(one_host, 2, 30)
+    assert "MTU" not in alone.fix  # loopback: no path between hosts

@@ -9,6 +9,7 @@ entries), and the node that hosts rank 0 reads them all and prints the verdict f
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -19,6 +20,18 @@ from torchdoctor.hang.report import format_report
 from torchdoctor.hang.source import Frame
 from torchdoctor.hang.stacks import RankStack, stack_dict
 from torchdoctor.rank_list import who
+
+
+def _listens(address: str, port: int, timeout: float) -> bool:
+    """Whether something listens on ``address:port``, by a plain connection: a TCPStore client retries a refused
+    connection until its timeout, then torch prints its error with a C++ stack to stderr. A short run on two
+    namespace hosts had ended before its launchers first looked: each console of the run, which succeeded, ended
+    with two such errors, and `explain` read it as a rendezvous store nobody could reach."""
+    try:
+        socket.create_connection((address, port), timeout=timeout).close()
+    except OSError:
+        return False
+    return True
 
 
 class JobExchange:
@@ -47,6 +60,8 @@ class JobExchange:
             address, port = first.get("store", ["", ""])
             if nodes < 2 or not address or not port:
                 return None
+            if not _listens(address, int(port), timeout):
+                return None  # the run is over already (a short one): nothing to exchange, nothing printed
             from datetime import timedelta
 
             from torch.distributed import PrefixStore, TCPStore

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from torchdoctor import environment
+from torchdoctor.findings import Finding
 from torchdoctor.hang import failure, supervise, worker
 from torchdoctor.launch import preflight, stopped_places, torchrun
 from torchdoctor.launch.bootstrap import STARTED_VARIABLE
@@ -149,12 +150,44 @@ def program_command(options: LaunchOptions, log_dir: str | None = None) -> list[
     )
 
 
-def never_joined(options: LaunchOptions, waited: float) -> str:
+def unreached(options: LaunchOptions) -> Finding | None:
+    """On a node that does not host the rendezvous, after it gave up there: the endpoint tried again
+    (`preflight.check_reachable`), as the failure when it does not answer (no answer in seconds, no route),
+    else None. A refusal is not that: nothing listens there, the host node never started or gave up too."""
+    host, port = endpoint(options)
+    if backend(options) == "static":
+        if (options.flags.get("node_rank") or 0) == 0:
+            return None
+    else:
+        resolved = preflight.check_host(host)
+        if resolved.status != "ok" or any(
+            preflight.is_local_address(a) for a in resolved.details["addresses"]
+        ):
+            return None
+    reach = preflight.check_reachable(host, port)
+    return reach if reach.status in ("warn", "fail") else None
+
+
+def never_joined(options: LaunchOptions, waited: float, unreached: Finding | None = None) -> str:
     """What the launcher says when it waited ``waited`` seconds at the rendezvous and no worker started:
-    which node this is, which nodes it waited for, where, and what to check."""
+    which node this is, which nodes it waited for, where, and what to check. ``unreached``: this node is
+    not the rendezvous host and the endpoint does not answer it (`unreached`): then that is what is said,
+    not that the others never came, which this node cannot know."""
     nnodes = nnodes_range(options.flags.get("nnodes"))[1]
     host, port = endpoint(options)
     where = f"{host}:{port}"
+    if unreached is not None:
+        rank = options.flags.get("node_rank")
+        static = backend(options) == "static"
+        this = f"node rank {rank} of {nnodes}" if static and rank else "this node"
+        others = "node rank 0" if static else "the other nodes"
+        fix = unreached.fix[:1].upper() + unreached.fix[1:]
+        return (
+            f"torchdoctor: {this} could not reach the rendezvous at {where} in {waited:.0f}s: "
+            f"{unreached.summary} when tried again (a firewall dropping port {port}, or an address the nodes "
+            f"do not share), so whether {others} came is not known here. {fix}; on {host}, "
+            f"`ss -ltn 'sport = :{port}'` shows whether the launch there listens.\n"
+        )
     if backend(options) == "c10d":
         head = (
             f"torchdoctor: this node waited {waited:.0f}s at the c10d rendezvous {where} for {nnodes} nodes "
@@ -265,7 +298,7 @@ def launch(options: LaunchOptions, stream=None) -> int:
         beside_the_logs(options, result.report or ended)
     elif result.returncode != 0 and nnodes_range(options.flags.get("nnodes"))[1] > 1 and not started:
         if waited >= rendezvous_timeout(options):  # else torchrun failed otherwise, and said how
-            stream.write(never_joined(options, waited))
+            stream.write(never_joined(options, waited, unreached(options)))
     stream.flush()
     return result.returncode
 

@@ -90,6 +90,8 @@ class RankState:
     unreachable: dict[str, dict[str, Any]] = field(default_factory=dict)
     nodes: dict[str, str] = field(default_factory=dict)  # rank -> which machine (boot id, network namespace)
     software: dict[str, dict[str, str]] = field(default_factory=dict)  # rank -> {"Python": ..., "torch": ...}
+    # rank -> the settings every rank must share (worker.SHARED_SETTINGS), as it joined ("" where unset)
+    settings: dict[str, dict[str, str]] = field(default_factory=dict)
     stuck: Stuck | None = None
     wrong: list[WrongSum] = field(default_factory=list)
     error: RankError | None = None

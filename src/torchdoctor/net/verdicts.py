@@ -120,7 +120,9 @@ def verdicts(
         if states and len(done) >= expected:
             return [_passed(states, world_size), *_shared_names(states), *mixed]
         findings.append(_incomplete(states, world_size, expected, finished, hosts, nnodes))
-    return findings + mixed
+    return (
+        _mixed_settings(states, hosts) + findings + mixed
+    )  # the settings first: the cause of a stall at init
 
 
 def _crashes(states, failed, hosts) -> list[Finding]:
@@ -270,6 +272,14 @@ def _wrong_values(states, hosts) -> list[Finding]:
 
 
 _FIND_BAD = "Name the slow link or rank: torchdoctor net --find-bad (on the same hosts, with the same flags)"
+# two namespace hosts at MTU 9000 with a 1500 hop on the bridge between them: the rendezvous and the store (small
+# messages) worked, the smoke test's all_reduce never completed, every rank in it and alive
+_MTU = (
+    "Stuck for good rather than slow, with the rendezvous working: the MTU may differ along the path (jumbo frames, "
+    "9000, on the hosts and 1500 on a switch or tunnel between them), so small messages pass and larger ones never "
+    "arrive: compare `ip link show <iface>` on each host, and from one host `ping -M do -s 8972 <another host>` "
+    "(MTU 9000 less 28 bytes of headers) must answer; else set one MTU on every host and switch port"
+)
 _SLOW_SIGNS = ("peer_closed", "collective_timeout")  # what the ranks around a slow link report
 
 
@@ -341,6 +351,8 @@ def _stuck(states, timeout, hosts) -> list[Finding]:
                 )
             )
             fix = _FIND_BAD + "\n" + _next_steps(states)
+            if len(set(hosts.values())) > 1:
+                fix += "\n" + _MTU
         findings.append(Finding("net.collective", "fail", summary, details, fix))
     return findings
 
@@ -439,14 +451,22 @@ def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
         details = {"kind": problem.kind, "host": this_host, "endpoint": endpoint, **problem.facts}
         findings.append(Finding("net.join", "fail", summary, details, problem.fix))
     if "RendezvousTimeoutError" in output and not findings:
-        others = nnodes - 1
         host, _, port = endpoint.rpartition(":")
+        # of two nodes, the other one; of more, this node cannot tell how many came (three namespace hosts, the
+        # third refused by its own check: both others said "only this node ... 2 other nodes never came")
+        summary = (
+            f"only this node ({this_host}) reached the rendezvous at {endpoint or '?'} within {timeout:g}s: "
+            "1 other node never came"
+            if nnodes == 2
+            else f"the rendezvous at {endpoint or '?'} did not complete within {timeout:g}s: not all {nnodes} nodes "
+            f"came (this node, {this_host}, did; which of the other {nnodes - 1} did not, it cannot tell: their "
+            "own verdicts say why)"
+        )
         findings.append(
             Finding(
                 "net.join",
                 "fail",
-                f"only this node ({this_host}) reached the rendezvous at {endpoint or '?'} within {timeout:g}s: "
-                f"{others} other node{'s' if others != 1 else ''} never came",
+                summary,
                 {"kind": "rendezvous_timeout", "host": this_host, "endpoint": endpoint, "nnodes": nnodes},
                 _rendezvous_fix(host or "HOST", port or "PORT"),
             )
@@ -536,6 +556,39 @@ def _mixed_software(states, hosts) -> list[Finding]:
             )
         )
     return findings
+
+
+def _mixed_settings(states, hosts) -> list[Finding]:
+    """A failure when TORCH_DISTRIBUTED_DEBUG=DETAIL is set for some ranks only (one host's environment differs):
+    those ranks wrap their process group in a checking wrapper with a gloo group of its own, which the others
+    never set up, so init_process_group waits on them until its timeout. Other values (INFO, OFF) wrap nothing."""
+    settings = {int(rank): s for state in states.values() for rank, s in state.settings.items()}
+    detail = sorted(
+        r for r, s in settings.items() if s.get("TORCH_DISTRIBUTED_DEBUG", "").upper() == "DETAIL"
+    )
+    plain = sorted(r for r in settings if r not in detail)
+    if not detail or not plain:
+        return []
+
+    def on(ranks: list[int]) -> str:
+        named = sorted({hosts[r] for r in ranks if r in hosts})
+        return who(ranks) + (f" ({', '.join(named)})" if named else "")
+
+    others = sorted({settings[r].get("TORCH_DISTRIBUTED_DEBUG") or "unset" for r in plain})
+    odd = sorted({hosts[r] for r in detail if r in hosts})
+    return [
+        Finding(
+            "net.settings",
+            "fail",
+            f"TORCH_DISTRIBUTED_DEBUG is DETAIL on {on(detail)} and {' or '.join(others)} on {on(plain)}: under "
+            "DETAIL init_process_group sets up a checking wrapper with a process group of its own, which the other "
+            "ranks never set up, so init waits for them until its timeout",
+            {"detail": detail, "plain": plain, "values": {str(r): s for r, s in settings.items()}},
+            "Set it alike on every host: unset it (`unset TORCH_DISTRIBUTED_DEBUG`"
+            + (f" on {', '.join(odd)}" if odd else "")
+            + "), or export TORCH_DISTRIBUTED_DEBUG=DETAIL on every host to check every rank's collectives",
+        )
+    ]
 
 
 def _shared_names(states) -> list[Finding]:

@@ -107,6 +107,13 @@ def rendezvous_address(info: RankInfo, environ: Mapping[str, str]) -> tuple[str,
     return addr, int(port or DEFAULT_MASTER_PORT), source
 
 
+# variables every rank must set alike, compared as the ranks join (verdicts.py `_mixed_settings`): under
+# TORCH_DISTRIBUTED_DEBUG=DETAIL init_process_group wraps each process group in a checking wrapper with a gloo
+# group of its own, which only the ranks that have it set up; the others never join it, and init waits for them
+# to its timeout (two namespace hosts, DETAIL on one: init stalled there, the other rank waited in all_reduce)
+SHARED_SETTINGS = ("TORCH_DISTRIBUTED_DEBUG",)
+
+
 def node_identity() -> str:
     """Which machine this rank runs on, whatever its host name says: the kernel's boot id (one per machine
     and boot) and this process's network namespace (a container or namespace host of its own)."""
@@ -363,6 +370,7 @@ class Worker:
             me = {"host": info.host, "gpu": has_gpu, "local_rank": info.local_rank, "pid": os.getpid()}
             me["node"] = node_identity()
             me["software"] = self.software()
+            me["settings"] = {name: self.environ.get(name, "") for name in SHARED_SETTINGS}
             me["offers"] = {
                 **offered_address(self.environ, self.options.backend),
                 "interfaces": interface_addresses(),
@@ -380,6 +388,7 @@ class Worker:
             state.offers = {str(r): p["offers"] for r, p in peers.items() if p.get("offers")}
             state.nodes = {str(r): p["node"] for r, p in peers.items() if p.get("node")}
             state.software = {str(r): p["software"] for r, p in peers.items() if p.get("software")}
+            state.settings = {str(r): p["settings"] for r, p in peers.items() if "settings" in p}
             if state.missing:
                 raise TimeoutError(
                     f"rank(s) {ranks_text(state.missing)} never joined within {self.options.timeout:g}s "

@@ -172,6 +172,7 @@ from torchdoctor.explain.kinds import (
     tokenizer_threads,
     toolkits,
     torch_load_calls,
+    torchdoctor_refusals,
     torchvision_renames,
     train,
     trained_on_cpu,
@@ -312,6 +313,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *tensor_handoff.RECOGNISERS,
     *lost_stderr.RECOGNISERS,
     *monitored_metrics.RECOGNISERS,
+    *torchdoctor_refusals.RECOGNISERS,
     *watchdog_report.RECOGNISERS,
     *warnings_alone.RECOGNISERS,
     *loop_warnings.RECOGNISERS,  # a loop that runs but not as meant (warnings: only where nothing failed)

@@ -316,6 +316,8 @@ def _rendezvous(hits: list[Hit], ctx: Context) -> tuple[str, str]:
                 f"'{port_number}'), then MASTER_PORT=... python train.py."
             )
         return summary, fix
+    if first(hits, "launch_at"):
+        return _launch_gave_up(hits)
     if first(hits, "etcd_server"):
         return _etcd_server(hits)
     facts = next((h.facts for h in hits if "host" in h.facts), {})
@@ -561,6 +563,9 @@ _RENDEZVOUS_DECISIVE = (
     # (EtcdServer: the binary TORCHELASTIC_ETCD_BINARY_PATH or `etcd` on PATH) never answered, or exited
     ETCD_SERVER_TIMEOUT,
     "Etcd server process exited with the code: ",
+    # torchdoctor launch's own account of a node that gave up at the rendezvous (launch/run.py never_joined)
+    "Start `torchdoctor launch` on every node with --nnodes ",
+    " could not reach the rendezvous at ",
 )
 
 
@@ -606,6 +611,67 @@ def _started_by_hand_fix(world: str | None, debugged: bool = False) -> str:
         " This wait lasts init_process_group's timeout (30 minutes by default), prints nothing and Ctrl-C does not "
         "stop it (Ctrl-\\ or kill does): torchdoctor.distributed.debug.enable() before init_process_group says "
         "whom it waits for every 10 s and lets Ctrl-C stop it."
+    )
+
+
+# torchdoctor launch's last line on a node that gave up at the rendezvous (launch/run.py never_joined), after torch's
+# own error: a static rendezvous names the node ranks it waited for, a c10d one how many nodes; a node that does not
+# host the rendezvous and got no answer from it when it tried again says so instead
+_LAUNCH_GAVE_UP = (
+    R(
+        r"torchdoctor: node rank (?P<launch_node>\d+) of (?P<launch_nnodes>\d+) waited (?P<launch_waited>\d+)s for "
+        r"the other nodes? \((?P<launch_missing>[^)\n]{1,200})\) at (?P<launch_at>\S{1,300}); "
+        r"(?P<launch_none>none|not all of them) came\."
+    ),
+    R(
+        r"torchdoctor: this node waited (?P<launch_waited>\d+)s at the c10d rendezvous (?P<launch_at>\S{1,300}) for "
+        r"(?P<launch_nnodes>\d+) nodes in all; they did not all come\."
+    ),
+    R(
+        r"torchdoctor: (?:node rank (?P<launch_node>\d+) of (?P<launch_nnodes>\d+)|this node) could not reach the "
+        r"rendezvous at (?P<launch_at>\S{1,300}) in (?P<launch_waited>\d+)s: (?P<launch_unreached>[^\n]{1,300}?) "
+        r"when tried again"
+    ),
+)
+
+
+def _launch_gave_up(hits: list[Hit]) -> tuple[str, str]:
+    """torchdoctor launch's own account of a node that gave up at the rendezvous: whom it waited for, or that it
+    could not reach the endpoint; the fix follows."""
+    at, waited, node = first(hits, "launch_at"), first(hits, "launch_waited"), first(hits, "launch_node")
+    this = f"node rank {node} of {first(hits, 'launch_nnodes')}" if node else "this node"
+    host, _, port = at.rpartition(":")
+    unreached = first(hits, "launch_unreached")
+    if unreached:
+        return (
+            f"{this} could not reach the rendezvous at {at}: {unreached} when torchdoctor launch tried it again after "
+            f"waiting {waited} s there (a firewall dropping port {port}, or an address the nodes do not share); "
+            "whether the other nodes came cannot be known from this node",
+            f"From this node: nc -vz {host} {port}. No answer is a firewall between the nodes dropping the port, or "
+            f"an address of {host} this node does not reach (`ip route get {host}`). Open the port, and every port "
+            "between the nodes: after the rendezvous, the ranks' store and gloo or NCCL connect on ports picked at "
+            f"random. On {host}, `ss -ltn 'sport = :{port}'` shows whether the launch there listens.",
+        )
+    missing = first(hits, "launch_missing")
+    start = (
+        "Start `torchdoctor launch` on every node with the same --nnodes and --master-addr/--master-port (or "
+        "--rdzv-endpoint and --rdzv-id), each node with its own --node-rank, and check from each that "
+        f"nc -vz {host} {port} answers."
+    )
+    if missing:
+        came = "which never came" if first(hits, "launch_none") == "none" else "not all of which came"
+        return (
+            f"{this} waited {waited} s at the rendezvous {at} for {missing}, {came} (torchdoctor launch's count)",
+            f"The console of {missing} says why: a check before the start that failed there (a rendezvous host "
+            "that does not resolve there, an interface it lacks), a crash, a firewall between it and "
+            f"{host}, or it was never started; `torchdoctor explain` reads it. {start}",
+        )
+    return (
+        f"this node waited {waited} s at the c10d rendezvous {at} for {first(hits, 'launch_nnodes')} nodes in all, "
+        "and they did not all come (torchdoctor launch's count)",
+        "The consoles of the nodes that did not come say why: a check before the start that failed there, a "
+        f"crash, a firewall between them and {host}, or they were never started; `torchdoctor explain` reads "
+        f"them. {start}",
     )
 
 
@@ -694,6 +760,11 @@ RENDEZVOUS_OR_PORT = Recogniser(
         "torch_cpp:the-server-socket-has-failed-to-5",
         "torch_cpp:the-server-could-not-be-initialized",
         "torch_cpp:waitforinput-socket-timed-out-after-ms",
+        # torchdoctor launch on several nodes, after torch's own error: the nodes that never came, or this node
+        # could not reach the endpoint when it tried again (launch/run.py never_joined)
+        "torchdoctor:node-rank-waited-for-the-other-nodes",
+        "torchdoctor:node-waited-at-the-c10d-rendezvous",
+        "torchdoctor:could-not-reach-the-rendezvous",
     ),
     title="rendezvous failed",
     anchors=(*_RENDEZVOUS_DECISIVE, *_RENDEZVOUS_SUGGESTIVE),
@@ -784,6 +855,7 @@ RENDEZVOUS_OR_PORT = Recogniser(
             r"(?P<hand_for>[^\n]{1,200}?) at (?P<hand_at>\S{1,200}) \(MASTER_ADDR:MASTER_PORT"
         ),
         R(r"(?P<rdzv_closed>RendezvousClosedError)"),
+        *_LAUNCH_GAVE_UP,
         # elastic/rendezvous/dynamic_rendezvous.py _RendezvousOpExecutor.run: `raise RendezvousTimeoutError` with no
         # message when the join (next_rendezvous) passed its deadline: fewer nodes than --nnodes joined
         R(r"(?:^|[\s.])(?P<join_timeout>RendezvousTimeoutError)\s*$"),
