@@ -541,10 +541,13 @@ DATA_PATH_MISSING = Recogniser(
                 "concurrent_file_write",
                 "library_version_bug",
                 "single_class_string",
+                "sharded_checkpoint_not_consolidated",
             ),
         ),
         # a folder may be a checkpoint's (the one other reading left): never a file torn or shared, a library's
-        # weights file or a bare class name
+        # weights file or a bare class name; a sharded checkpoint in another format (train 6870, Megatron's
+        # mp_rank_00 beside .distcp files) is that checkpoint reading's own case, told by the files listed beside
+        # it, which no rule reads yet
         (
             "folder_path",
             (
@@ -552,6 +555,7 @@ DATA_PATH_MISSING = Recogniser(
                 "concurrent_file_write",
                 "library_version_bug",
                 "single_class_string",
+                "sharded_checkpoint_not_consolidated",
             ),
         ),
         # a 3D toolbox's info file is its data preparation's output, named for the step that writes it
