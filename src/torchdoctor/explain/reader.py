@@ -112,7 +112,7 @@ _LINE_PREFIX = re.compile(
 # root - ERROR - ", Hydra's "[2024-01-01 12:00:00,123][__main__][ERROR] - "), glog's ("E1203 12:00:00.123456 4242
 # train.cc:12] "), before an exception, a traceback's line or torchrun's rank prefix; and pytest's "E   " before the
 # exception a failed test reports, not before pytest's own assertion diff below it ("E     - expected", "E       +
-# where ...")
+# where ..."), and the place --tb=line prints before it ("path.py:2: KeyError: ...": the frame, first_failure)
 _TIME_PREFIX = re.compile(
     r"^\s*(?:"
     r"(?:\[?\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|\s?[+-]\d\d:?\d\d)?\]?"
@@ -120,6 +120,7 @@ _TIME_PREFIX = re.compile(
     r"(?:\s?[-|:]?\s?(?:\[(?!(?:rank|default)\d)[^\]\n]{1,80}\]|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b:?"
     r"|[\w.]{1,80}(?=\s[-|]\s))){0,4}\s?[-|:]?\s"
     r"|E {3,}(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)(?::|\s*$))"
+    r"|[^\s:>\[][^:\n]{0,500}?\.py:\d{1,7}: (?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit):)"
     r")"
     r"(?=\s*(?:Traceback \(most recent|File \"|\[(?:rank|default)\d{1,6}\]:|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)(?::|\s*$)))"
 )
