@@ -610,6 +610,9 @@ def extract(
                 "lightning/pytorch/core/hooks.py",
                 # what LightningModule.log / log_dict, manual_backward and clip_gradients refuse
                 "lightning/pytorch/core/module.py",
+                # where self.log may be called and with what (the hook, on_step/on_epoch, reduce_fx, the same name
+                # twice): LightningModule.log's other refusals, raised by the logger connector
+                "lightning/pytorch/trainer/connectors/logger_connector/*.py",
                 # the checks fit/validate/test/predict run on the LightningModule before the loop (a hook the stage
                 # needs, the *_epoch_end hooks 2.0 removed, manual optimization beside clipping or accumulation): the
                 # MisconfigurationExceptions users post most from Lightning (session 38's NOTEMPLATE, by the issues)

@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from torchdoctor.distributed.checks import (
     check_debug_mode,
     check_nccl_debug,
@@ -65,6 +67,17 @@ def test_async_error_handling_off_warns_that_the_run_hangs():
     both = {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "0", "TORCH_NCCL_BLOCKING_WAIT": "1"}
     assert check_nccl_error_handling(both).status == "ok"
     assert check_nccl_error_handling({"TORCH_NCCL_ASYNC_ERROR_HANDLING": "7"}).status == "warn"
+
+
+@pytest.mark.parametrize("mode", ["1", "2", "3"])
+def test_blocking_wait_beside_async_error_handling_says_only_the_blocking_wait_is_used(mode):
+    # torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp: with TORCH_NCCL_BLOCKING_WAIT on, no watchdog thread applies
+    # the asynchronous handling (earlier torch reset it to 0: "should not both be enabled")
+    both = {"TORCH_NCCL_ASYNC_ERROR_HANDLING": mode, "TORCH_NCCL_BLOCKING_WAIT": "1"}
+    finding = check_nccl_error_handling(both)
+    assert finding.status == "warn", finding.summary
+    assert f"TORCH_NCCL_ASYNC_ERROR_HANDLING={mode}: torch uses only the blocking wait" in finding.summary
+    assert finding.fix.startswith("unset TORCH_NCCL_BLOCKING_WAIT") and "\n" not in finding.summary
 
 
 def test_deprecated_nccl_names_warn_with_the_new_name():

@@ -3,13 +3,16 @@ Python's logging, glog) is read as the same line without it (reader.clean, `_TIM
 still orders the ranks' failures (first_failure.initiating). The real log of the corpus's train half (3380), and the
 recorded pdsh job of tests/fixtures/launcher_prefixes with each line given the prefixes those tools write."""
 
+import io
 from pathlib import Path
 
 import pytest
+from rank_runner import run_script
+from test_explain_group_teardown import SCRIPT as DESTROYED_THEN_BARRIER
 from test_explain_launcher_prefixes import unprefixed_lines as recorded_lines
 
 from torchdoctor.explain.diagnose import explain
-from torchdoctor.explain.reader import clean
+from torchdoctor.explain.reader import clean, ranks_in_head
 
 CORPUS = Path(__file__).parent / "fixtures" / "corpus" / "train"
 
@@ -61,3 +64,21 @@ def test_a_time_before_what_is_no_exception_is_kept():
         "E1201 04:40:01.123456 4242 ProcessGroupNCCL.cpp:12] [Rank 0] Watchdog caught collective operation timeout",
     ):
         assert clean(line.encode()) == (line, None)
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    ["2026-12-01 04:40:01,123 ", "[2026-12-01 04:40:01,123] [ERROR] ", "2026-12-01T04:40:01.1234567Z "],
+)
+def test_a_time_before_torchs_rank_prefix_keeps_the_prefix_read(tmp_path, prefix):
+    # torch's excepthook writes "[rank0]: " before every line of the traceback (init_process_group): a log collector's
+    # time before it hid it from the reader (reader._hooked and ranks_in_head looked at the line's start only), so a
+    # call after destroy_process_group read as a script started without a launcher, and the log as naming no rank
+    script = tmp_path / "train.py"
+    script.write_text(DESTROYED_THEN_BARRIER)
+    done = run_script([str(script)], timeout=60)
+    assert "[rank0]: ValueError: Default process group" in done.stderr, done.stderr
+    timed = "".join(prefix + line + "\n" for line in done.stderr.splitlines()).encode()
+    assert ranks_in_head(timed) == {0}
+    found = explain(["-"], stdin=io.BytesIO(timed))[0]
+    assert found.id == "log.process_group_destroyed", found.summary

@@ -130,6 +130,21 @@ def check_nccl_error_handling(environ: Mapping[str, str] | None = None) -> Findi
             "unset TORCH_NCCL_ASYNC_ERROR_HANDLING   # the default, 3, aborts a timed-out collective",
         )
     blocking = environ.get("TORCH_NCCL_BLOCKING_WAIT", "0").strip().lower() in _ON
+    if blocking and mode != "0" and "TORCH_NCCL_ASYNC_ERROR_HANDLING" in environ:
+        # torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp: the asynchronous handling is the watchdog thread's; with
+        # the blocking wait on, torch 2.x starts none ("TORCH_NCCL_BLOCKING_WAIT is enabled, NO watchdog thread is
+        # created"; before that it set the handling to 0: "... should not both be enabled. Only
+        # TORCH_NCCL_BLOCKING_WAIT is being used in this process")
+        return verdict(
+            "warn",
+            f"TORCH_NCCL_BLOCKING_WAIT={environ['TORCH_NCCL_BLOCKING_WAIT']} beside "
+            f"TORCH_NCCL_ASYNC_ERROR_HANDLING={mode}: torch uses only the blocking wait (no NCCL watchdog thread, so "
+            f"the {_ASYNC_MODES[mode]!r} handling, its timeout dumps and desync report never happen; the caller's "
+            "wait() raises after the timeout)",
+            details,
+            "unset TORCH_NCCL_BLOCKING_WAIT   # keep the watchdog: it aborts a timed-out collective; or unset "
+            "TORCH_NCCL_ASYNC_ERROR_HANDLING to say the blocking wait is meant",
+        )
     if mode == "0" and not blocking:
         return verdict(
             "warn",

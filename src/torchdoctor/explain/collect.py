@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain import cut_traceback, sentence_case
-from torchdoctor.explain.first_failure import Raised, cut, cut_after_assert, exception_at, installed_package
+from torchdoctor.explain.first_failure import (
+    Raised,
+    cut,
+    cut_after_assert,
+    exception_at,
+    installed_package,
+    placed_by_pytest,
+)
 from torchdoctor.explain.kinds import CONTEXT_FACTS, RECOGNISERS
 from torchdoctor.explain.literals import finder
 from torchdoctor.explain.printed_versions import first_printed
@@ -305,6 +312,9 @@ class Collector:
         raised = None
         if before is not None and len(self.raised) < MAX_RAISED:
             raised = exception_at(line, before, following, said_at)
+            if raised is not None and said_at:
+                raised.source, raised.line, raised.rank = source, number, rank
+                raised = None if placed_by_pytest(raised, self.raised) else raised
             if raised is not None:
                 self._framework("\n".join(before))
                 raised.source, raised.line, raised.rank, raised.order = source, number, rank, self._order

@@ -197,6 +197,10 @@ def exception_at(line: str, before: list[str], following: list[str], said_at: st
         if last is not None:
             raised.traceback = True
             frames.append((Frame(last[0], last[1], last[2]), last[3]))
+    crash = traceback_styles.PYTEST_CRASH.match(said_at.lstrip() + line) if said_at and not frames else None
+    if crash is not None and crash["type"].rsplit(".", 1)[-1] == raised.type:
+        # pytest's --tb=line put where it was raised before the exception: the only frame it prints
+        frames.append((Frame(crash["file"], int(crash["line"]), "?"), ""))
     if start is not None:
         raised.above = len(before) - start
     above = [text for text in before[: len(before) if start is None else start] if text.strip()]
@@ -212,6 +216,26 @@ def exception_at(line: str, before: list[str], following: list[str], said_at: st
         below = frames[mine[-1] + 1 :] if mine else frames
         raised.packages = list(dict.fromkeys(p for p in (installed_package(f.file) for f, _ in below) if p))
     return raised
+
+
+def placed_by_pytest(raised: Raised, earlier: list[Raised]) -> bool:
+    """Whether ``raised``, read on pytest 9's ``--tb=line`` place ("path.py:2: KeyError: ..."), repeats the
+    exception of the same test printed just above it on its "E" line (pytest 9 prints both, older releases the place
+    alone): that one then takes the place as its frame, and ``raised`` is not a failure of its own."""
+    if not raised.frames or raised.frames[0].function != "?" or len(raised.frames) > 1 or not earlier:
+        return False
+    above = earlier[-1]
+    same = (above.source, above.rank, above.type, above.message) == (
+        raised.source,
+        raised.rank,
+        raised.type,
+        raised.message,
+    )
+    if not same or above.frames or not 0 < raised.line - above.line <= 40:
+        return False
+    above.frame = above.raised_in = above.outermost = raised.frame
+    above.frames, above.packages, above.traceback = raised.frames, raised.packages, True
+    return True
 
 
 def _typed(lines: list[str]) -> str:

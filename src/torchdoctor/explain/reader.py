@@ -112,7 +112,7 @@ _LINE_PREFIX = re.compile(
 # root - ERROR - ", Hydra's "[2024-01-01 12:00:00,123][__main__][ERROR] - "), glog's ("E1203 12:00:00.123456 4242
 # train.cc:12] "), before an exception, a traceback's line or torchrun's rank prefix; and pytest's "E   " before the
 # exception a failed test reports, not before pytest's own assertion diff below it ("E     - expected", "E       +
-# where ...")
+# where ..."), and the place --tb=line prints before it ("path.py:2: KeyError: ...": the frame, first_failure)
 _TIME_PREFIX = re.compile(
     r"^\s*(?:"
     r"(?:\[?\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|\s?[+-]\d\d:?\d\d)?\]?"
@@ -120,6 +120,7 @@ _TIME_PREFIX = re.compile(
     r"(?:\s?[-|:]?\s?(?:\[(?!(?:rank|default)\d)[^\]\n]{1,80}\]|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b:?"
     r"|[\w.]{1,80}(?=\s[-|]\s))){0,4}\s?[-|:]?\s"
     r"|E {3,}(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)(?::|\s*$))"
+    r"|[^\s:>\[][^:\n]{0,500}?\.py:\d{1,7}: (?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit):)"
     r")"
     r"(?=\s*(?:Traceback \(most recent|File \"|\[(?:rank|default)\d{1,6}\]:|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)(?::|\s*$)))"
 )
@@ -134,6 +135,8 @@ MAX_TRACEBACKS = (
 _FIRST_RANKS = re.compile(
     rb"(?m)^(?:\[(?:rank|default)(\d{1,6})\]:|\[\d{1,9},(\d{1,6})\]<std(?:out|err|diag)>:)"
 )
+# a line with a rank's prefix after something else (a time), read by `clean`
+_RANK_LATER = re.compile(rb"(?m)^(?!\s*\[(?:rank|default)\d)[^\n]{1,200}?\[(?:rank|default)\d{1,6}\]:")
 # torch's own prefix (init_process_group's excepthook: every line of an uncaught traceback), after torchrun's
 # "[default1]:" where --tee adds it: the process had made its process group when it raised
 _TORCH_PREFIX = re.compile(rb"\s*(?:\[default\d{1,6}\]:\s?)?\[rank\d{1,6}\]:")
@@ -187,8 +190,25 @@ def clean(raw: bytes) -> tuple[str, int | None]:
 
 def ranks_in_head(head: bytes) -> set[int]:
     """Ranks named by ``[rankN]:`` (or Open MPI's ``[1,N]<stderr>:``) prefixes at the start of lines in the first
-    bytes of a log."""
-    return {int(m.group(1) or m.group(2)) for m in _FIRST_RANKS.finditer(head)}
+    bytes of a log, or after what `clean` takes off before them (a time a log collector wrote first)."""
+    ranks = {int(m.group(1) or m.group(2)) for m in _FIRST_RANKS.finditer(head)}
+    for found in _RANK_LATER.finditer(head):
+        rank = clean(found.group())[1]
+        if rank is not None:
+            ranks.add(rank)
+    return ranks
+
+
+def _hooked(buf: bytes, begin: int, end: int) -> bool:
+    """Whether the line ``buf[begin:end]`` carries torch's excepthook prefix ``[rankN]:`` (`_TORCH_PREFIX`), at its
+    start or after a time a log collector wrote before it ("2026-01-01 12:00:00,123 [rank0]: Traceback ...")."""
+    if _TORCH_PREFIX.match(buf, begin, end):
+        return True
+    if buf.find(b"[rank", begin, end) < 0:
+        return False
+    text = buf[begin:end].decode("utf-8", "replace")
+    before = _TIME_PREFIX.match(text) or _LINE_PREFIX.match(text)
+    return before is not None and _TORCH_PREFIX.match(text[before.end() :].encode()) is not None
 
 
 def windows(
@@ -288,7 +308,7 @@ def windows(
             if rank is not None:
                 spans = ((start, end), *following_spans)
                 window.hooked = frozenset(
-                    line_number + i for i, (b, e) in enumerate(spans) if _TORCH_PREFIX.match(buf, b, e)
+                    line_number + i for i, (b, e) in enumerate(spans) if _hooked(buf, b, e)
                 )
             if (
                 tracebacks_left

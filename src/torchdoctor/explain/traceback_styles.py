@@ -14,7 +14,10 @@ point into the log): the header ``Traceback (most recent call last):``, each fra
   ``path.py:564: in __iter__`` above its source line (``--tb=short``, and the middle entries of the default
   ``--tb=auto``), or, in the long style, its source first (the whole function, the line that raised marked ``>``)
   and its place below it: ``path.py:12: `` with nothing after it, and, for the last entry, below the exception's
-  ``E   `` lines, ``path.py:223: TypeError`` (`pytest_raised_at`).
+  ``E   `` lines, ``path.py:223: TypeError`` (`pytest_raised_at`); ``--tb=line`` prints only that place and the
+  exception after it, ``path.py:223: TypeError: message`` (pytest 9 below the ``E`` lines and the captured output;
+  before it, alone: the reader takes the place off the line as it takes a time, `PYTEST_CRASH`); ``--tb=native`` is
+  Python's own traceback.
 
 Below its box, rich prints the exception's line wrapped at the console's width (``COLUMNS=60``: "RuntimeError:
 mat1 and mat2 shapes cannot be multiplied" then "(4x16 and 12x8)"): `whole_message` reads it whole again.
@@ -154,6 +157,12 @@ def _from_ipython(lines: list[str]) -> list[str]:
 PYTEST_PLACE = re.compile(
     r"^(?P<file>[^\s:>][^:\n]{0,500}?\.py):(?P<line>\d+):"
     r"(?: (?:in (?P<function>[\w.<>]{1,200})|(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w{0,200})?))?\s*$"
+)
+# pytest's --tb=line (terminal.py _getcrashline: ReprFileLocation, "<path>:<lineno>: <message>"): the place the
+# exception was raised and its line, "path.py:2: KeyError: 'input_ids'"; pytest 9 prints it below the "E" lines and
+# the captured output, older releases alone
+PYTEST_CRASH = re.compile(
+    r"^(?P<file>[^\s:>][^:\n]{0,500}?\.py):(?P<line>\d+): (?=(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w{0,200}):)"
 )
 _PYTEST_MARKED = re.compile(r"^>\s+(?P<code>\S.*)$")
 _PYTEST_SEPARATOR = re.compile(r"^(?:_ )+_?\s*$")

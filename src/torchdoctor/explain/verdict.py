@@ -10,7 +10,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from torchdoctor.explain import collective_peer, first_failure, fixed_upstream, interrupted, uncovered
+from torchdoctor.explain import (
+    collective_peer,
+    cuda_index,
+    first_failure,
+    fixed_upstream,
+    interrupted,
+    uncovered,
+)
 from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds import BY_KIND, train, waiting_calls, watchdog_report
 from torchdoctor.explain.kinds import ranks as ranks_kind
@@ -101,7 +108,7 @@ def findings(
     if not found and order.first is None and raised:
         victim = min(raised, key=lambda r: r.order)  # only victims' errors: name the first of them
         found.append(interrupted.stopped(victim, ctx) or uncovered.reading(victim, ctx))
-    return found
+    return cuda_index.keeping_cuda_builds(found, ctx.facts)
 
 
 def _kinds_read(hits: list[Hit], ctx: Context) -> tuple[dict[str, list[Hit]], dict[str, list[Hit]]]:

@@ -82,8 +82,8 @@ def main(argv: list[str] | None = None) -> None:
         raise
     except KeyboardInterrupt as stopped:
         exit_status = INTERRUPTED_EXIT
-        _say_where_stopped(stopped)
-        said_itself(os.environ.get(STARTED_VARIABLE), os.environ.get("RANK", "0"))
+        place = _say_where_stopped(stopped)
+        said_itself(os.environ.get(STARTED_VARIABLE), os.environ.get("RANK", "0"), place)
         sys.exit(INTERRUPTED_EXIT)  # the launcher was stopped; it says so once, for every worker
     except BaseException as error:  # noqa: BLE001 - printed as Python would, then the same exit status
         failed = error
@@ -131,10 +131,11 @@ def _real(filename: str) -> str:
     return filename if filename.startswith("<") else os.path.realpath(filename)
 
 
-def _say_where_stopped(stopped: KeyboardInterrupt) -> None:
+def _say_where_stopped(stopped: KeyboardInterrupt) -> str:
     """One line: where this rank's script was when Ctrl-C stopped it (the innermost line of the user's code in
     its traceback), so that a hang stopped by hand says where each rank waited; nothing when no frame is the
-    user's. (Found with a rank stuck in its dataset's __getitem__: the launch said only "interrupted".)"""
+    user's. (Found with a rank stuck in its dataset's __getitem__: the launch said only "interrupted".) Returns
+    the place said ("" for none)."""
     from torchdoctor.hang.source import is_user_code
 
     ours = {os.path.realpath(__file__), os.path.realpath(runpy.__file__), "<frozen runpy>"}
@@ -144,14 +145,13 @@ def _say_where_stopped(stopped: KeyboardInterrupt) -> None:
         if _real(frame.filename) not in ours and is_user_code(frame.filename)
     ]
     if not frames or _stopped_by_the_watchdog():
-        return
+        return ""
     where = frames[-1]
     code = f": {where.line.strip()}" if where.line else ""
-    sys.stderr.write(
-        f"torchdoctor: rank {os.environ.get('RANK', '0')} was interrupted at {where.filename}:{where.lineno} in "
-        f"{where.name}{code}\n"
-    )
+    place = f"{where.filename}:{where.lineno} in {where.name}{code}"
+    sys.stderr.write(f"torchdoctor: rank {os.environ.get('RANK', '0')} was interrupted at {place}\n")
     sys.stderr.flush()
+    return place
 
 
 def _stopped_by_the_watchdog(environ=None) -> bool:

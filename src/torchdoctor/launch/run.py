@@ -365,8 +365,9 @@ def _interrupted(signum: int, stream, directory: Path | None = None) -> int:
         _running.remove(process)
     if signum == signal.SIGINT and directory is not None:
         places = stopped_places.places_of_the_others(directory)
+        culprit = stopped_places.odd_rank_line(directory)
         try:
-            stream.write("".join(f"{line}\n" for line in places))
+            stream.write("".join(f"{line}\n" for line in [*places, *([culprit] if culprit else [])]))
             stream.flush()
         except (OSError, ValueError):  # the terminal went with the Ctrl-C
             pass

@@ -18,6 +18,7 @@ import signal
 from pathlib import Path
 from typing import TextIO
 
+from torchdoctor.hang.odd_rank import collective_at, culprit_sentence, odd_rank_out
 from torchdoctor.hang.source import Frame, is_user_code
 from torchdoctor.hang.stacks import forked_helper, parse_faulthandler
 
@@ -41,12 +42,18 @@ def note_where_stopped(directory: str | None, rank: str) -> None:
     _open.append(note)
 
 
-def said_itself(directory: str | None, rank: str) -> None:
-    """The rank's KeyboardInterrupt went by: it says where it was itself, its note is not needed."""
+def said_itself(directory: str | None, rank: str, place: str = "") -> None:
+    """The rank's KeyboardInterrupt went by: it says where it was itself, its note is not needed; ``place`` (where
+    it said it was, "" for no line of the user's) is left for the launcher, which names the rank the others waited
+    for (`odd_rank_line`): a rank that raised it was in Python, in no collective."""
     if directory:
         try:
             os.remove(_note(directory, rank))
         except OSError:  # never written, or the folder went
+            pass
+        try:
+            Path(directory, f"said.{rank}").write_text(place)
+        except OSError:  # the folder went: the run is over anyway
             pass
 
 
@@ -74,7 +81,34 @@ def places_of_the_others(directory: Path) -> list[str]:
     """``torchdoctor: rank 1 was interrupted at train.py:12 in <module>: store.wait(["saved"])`` for each rank
     whose note is left (it never raised KeyboardInterrupt): the innermost line of the user's code in its main
     thread's stack, and the call below it that had not returned."""
-    lines = []
+    return [
+        f"torchdoctor: rank {rank} was interrupted at {place}"
+        for rank, (place, _) in _blocked(directory).items()
+    ]
+
+
+def odd_rank_line(directory: Path) -> str:
+    """``torchdoctor: ranks 0, 2 were waiting in barrier and rank 1 was not in it (...)`` where every rank's place
+    is known and all but one were blocked in the same collective (`odd_rank_out`); "" otherwise."""
+    places: dict[int, tuple[str, str | None]] = dict(_blocked(directory))
+    for path in directory.glob("said.*"):
+        rank = path.suffix.lstrip(".")
+        try:
+            said = path.read_text(errors="replace").strip()
+        except OSError:
+            continue
+        if rank.isdigit() and said:
+            places[int(rank)] = (said, None)
+    found = odd_rank_out({rank: collective_at(place) for rank, (place, _) in places.items()})
+    if found is None:
+        return ""
+    return f"torchdoctor: {culprit_sentence(found, places[found[0]][0])}."
+
+
+def _blocked(directory: Path) -> dict[int, tuple[str, str | None]]:
+    """{rank: (where it was, the call below the user's line that had not returned)} for each rank whose note is
+    left, in the order of the ranks."""
+    found: dict[int, tuple[str, str | None]] = {}
     for path in sorted(directory.glob("interrupted.*"), key=lambda p: p.suffix):
         rank = path.suffix.lstrip(".")
         try:
@@ -91,9 +125,6 @@ def places_of_the_others(directory: Path) -> list[str]:
         code = linecache.getline(where.file, where.line).strip()
         below = frames[user[-1] + 1 :]
         waiting = f" (blocked in {below[-1].function}, which had not returned)" if below else ""
-        lines.append(
-            f"torchdoctor: rank {rank} was interrupted at {where.file}:{where.line} in {where.function}"
-            + (f": {code}" if code else "")
-            + waiting
-        )
-    return lines
+        place = f"{where.file}:{where.line} in {where.function}" + (f": {code}" if code else "") + waiting
+        found[int(rank)] = (place, below[-1].function if below else None)
+    return dict(sorted(found.items()))

@@ -699,6 +699,18 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
             r"all_gather_object|gather_object|broadcast_object_list|scatter_object_list|send_object_list)\b)"
         ),
     ),
+    # or the user's line that called one, where the traceback shows only the user's frames (cut, or pasted short)
+    *(
+        (
+            literal,
+            re.compile(
+                r"(?P<saw_object_collective>^[ \t]+[^\n#]{0,200}?\b(?:all_gather_object|gather_object|"
+                r"broadcast_object_list|scatter_object_list|send_object_list)\()",
+                re.MULTILINE,
+            ),
+        )
+        for literal in ("gather_object(", "_object_list(")
+    ),
     # accelerate's gather of tensors (utils/operations.py: gather -> _gpu_gather -> _gpu_gather_one's all_gather)
     (
         "operations.py",

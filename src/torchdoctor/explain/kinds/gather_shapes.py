@@ -47,10 +47,44 @@ TP_SAME_INPUT = (
 )
 
 
+# the collectives whose every rank's tensor is combined element by element or overwritten by the source's: the
+# shapes must match, and a gather's padding is no fix (accelerate's ``reduce`` and ``broadcast``, torch's own, as
+# torchdoctor's debug mode names them: ``torch.distributed.all_reduce``)
+_SAME_SHAPE = re.compile(r"(?:^|\.)(?P<name>all_reduce|reduce|broadcast|reduce_scatter\w*)$")
+
+
+def _same_shape_fix(name: str) -> str:
+    if name == "broadcast":
+        return (
+            "broadcast copies the source rank's tensor into the tensor every other rank passed, so each rank "
+            "must pass one of the source's shape: allocate the receiving tensor from the source's shape (send "
+            "the shape first, e.g. dist.broadcast_object_list([t.shape], src=0)), or broadcast a Python object "
+            "(broadcast_object_list) instead."
+        )
+    return (
+        f"{name} combines the ranks' tensors element by element, so every rank must pass the same shape; a "
+        "tensor whose size follows the rank's data (a batch, an uneven last batch, a per-rank list of values) "
+        "cannot be reduced. Reduce a statistic of fixed shape instead (a sum and a count: "
+        "torch.stack([loss.sum(), torch.tensor(float(len(batch)))])), or give every rank the same number of "
+        "samples (DataLoader(..., drop_last=True), accelerate's even_batches=True); to collect values of "
+        "different sizes, gather them (pad first) rather than reduce them."
+    )
+
+
 def _describe(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     operation = first(hits, "gather_operation", "a gather")
     shapes = first(hits, "gather_shapes")
     summary = f"the ranks handed tensors of different shapes to {operation}" + on_ranks(hits)
+    same_shape = _SAME_SHAPE.search(operation)
+    if same_shape:
+        name = same_shape["name"]
+        called = name if name == operation else f"{name} ({operation})"
+        summary = f"the ranks handed tensors of different shapes to {called}" + on_ranks(hits)
+        if shapes:
+            summary += " (" + ", ".join(line.strip(" -") for line in shapes.splitlines()) + ")"
+        return summary + f": {name} is not a gather, every rank's shape must be the same", _same_shape_fix(
+            name
+        )
     if shapes:
         summary += " (" + ", ".join(line.strip(" -") for line in shapes.splitlines()) + ")"
     if operation.startswith(_FUNCTIONAL):
@@ -74,7 +108,7 @@ GATHERED_SHAPES_DIFFER = Recogniser(
     # accelerate/utils/operations.py verify_operation; torchdoctor/distributed/messages.py mismatch_message
     kind="gathered_shapes_differ",
     templates=("accelerate:cannot-apply-desired-operation-due-to",),
-    title="tensors of different shapes on the ranks, gathered",
+    title="tensors of different shapes on the ranks, in one collective",
     anchors=("Cannot apply desired operation due to shape mismatches",),
     span=12,
     facts=(

@@ -357,6 +357,45 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "With training_step(self, dataloader_iter) Lightning sees no batch: pass self.log(name, value, "
         "batch_size=N).",
     ),
+    # lightning/pytorch/trainer/connectors/logger_connector: where self.log may be called (fx_validator.py, each
+    # hook's allowed on_step / on_epoch) and with what (result.py)
+    (
+        "You can't `self.log()` inside `",
+        "The hook the message names does not take self.log() (configure_optimizers, setup, on_fit_start, "
+        "on_train_start, the *_dataloader hooks, ...: no step or epoch to file the value under): log it from "
+        "training_step / validation_step / test_step or an on_*_epoch_end hook, or write it to the logger itself "
+        "there: self.logger.log_metrics({'name': value}) (or self.logger.experiment).",
+    ),
+    (
+        "You can't `self.log(",
+        "That hook takes only the on_step / on_epoch values the message lists: an on_*_epoch_end or "
+        "on_*_epoch_start hook runs once per epoch, so on_step=True has no step there; leave on_step / on_epoch out "
+        "(each hook has its default), or log the per-step value from training_step instead.",
+    ),
+    (
+        "` with different arguments. This is not allowed",
+        "One hook logged the same name twice with different arguments (on_step, on_epoch, prog_bar, reduce_fx, "
+        "sync_dist, ...): Lightning keeps one running value per name and hook, so give both calls the same "
+        "arguments, or log the second value under a name of its own.",
+    ),
+    (
+        "`self.log(on_step=False, on_epoch=False)` is not useful.",
+        "With on_step=False and on_epoch=False the value is never written: set one of them to True (on_epoch=True "
+        "for an epoch average, on_step=True for each step's value), or leave both out for the hook's default.",
+    ),
+    (
+        "Only `self.log(..., reduce_fx={min,max,mean,sum})` are supported.",
+        "self.log(..., reduce_fx=...) takes 'mean' (the default), 'sum', 'min' or 'max' (or torch.mean, torch.sum, "
+        "torch.min, torch.max): for another reduction (a median, a weighted mean), log a torchmetrics Metric that "
+        "computes it, or reduce the values yourself in on_*_epoch_end and log the result.",
+    ),
+    (
+        "The `.compute()` return of the metric logged as",
+        "A torchmetrics Metric given to self.log must compute one tensor; this one computes something else (a dict, "
+        "a tuple, a list: a MetricCollection, a metric with several outputs): log it with self.log_dict(metric) "
+        "(a MetricCollection), or self.log_dict(metric.compute()) at the epoch's end, or log each output under its "
+        "own name.",
+    ),
     (
         "please disable automatic optimization: set model property `automatic_optimization` as False",
         "manual_backward() is for manual optimization: set self.automatic_optimization = False in __init__ and step "
@@ -414,6 +453,14 @@ LIGHTNING_CALL_REFUSED = refusal_recogniser(
         "lightning:self-log-was-called-but-the",
         "lightning:self-log-was-called-but-values",
         "lightning:to-use-please-disable-automatic-optimization",
+        # lightning/pytorch/trainer/connectors/logger_connector: self.log in a hook that does not take it, with what
+        # that hook does not take, or with what no hook does
+        "lightning:you-can-self-log-inside-hint",
+        "lightning:you-can-self-log-inside-must-be",
+        "lightning:you-called-self-log-twice-in",
+        "lightning:self-log-on-step-false-on",
+        "lightning:only-self-log-reduce-fx-are",
+        "lightning:the-compute-return-of-the-metric",
         "lightning:with-def-training-step-self-dataloader",
         "lightning:you-are-trying-to-self-log-3",
         "lightning:you-are-trying-to-self-log-4",

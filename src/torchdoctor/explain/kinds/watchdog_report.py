@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, has_fact, on_ranks
+from torchdoctor.hang.odd_rank import collective_at, culprit_sentence, odd_rank_out
 
 FAMILY = "NCCL and collectives"
 
@@ -493,6 +494,15 @@ def _stopped_places(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "ranks inside a collective or backward() waited for it. `torchdoctor launch --watchdog 60 train.py` names "
         "that rank and the collective by itself on the next hang."
     )
+    odd = odd_rank_out({int(rank): collective_at(place) for rank, place in places.items()})
+    if odd is not None:
+        summary += "; " + culprit_sentence(odd, places[str(odd[0])])
+        fix = (
+            f"Look at what rank {odd[0]} was doing at that line instead of joining the {odd[1]}: a branch on the "
+            "rank or on its own data that skips the call (a save, an evaluation or a print under `if rank == 0:`, "
+            "an early break or continue), or a slow or stuck read. Every rank must make the same collective calls "
+            "in the same order. " + fix
+        )
     if blocked:
         fix += (
             f" Rank(s) {', '.join(blocked)} were blocked in torch's C++ code (a collective, a store's wait), which "
