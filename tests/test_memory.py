@@ -151,8 +151,9 @@ def test_onednn_failing_above_a_size_that_ran_is_read_as_out_of_memory(caplog):
     train = find_executable_batch_size(onednn_then_allocator(64, 76, tries), 512, search="binary")
     assert train() == 64
     assert tries[:6] == [512, 256, 128, 64, 96, 80] and tries[6] == 72, tries
-    assert "batch size 72: out of memory (could not create a primitive: oneDNN's, where a smaller size ran)" in (
-        caplog.text
+    assert (
+        "batch size 72: out of memory (could not create a primitive: oneDNN's, where a smaller size ran)"
+        in (caplog.text)
     )
 
 
