@@ -110,3 +110,17 @@ def test_steps_are_read_from_the_progress_lines_users_print():
     assert steps_before(["iter 0: loss 5.6", "iter 1: loss 5.5"]) == {}
     assert steps_before(["iter 5: loss 5.6", "iter 6: loss 5.5", "iter 0: loss 5.6"]) == {}
     assert steps_before(['  File "train.py", line 3, in <module>', "    step(1, 2, 3)"]) == {}
+
+
+def test_gpu_0_shared_by_the_ranks_names_a_checkpoint_loaded_without_map_location():
+    # what every rank's torch.load(path) of a checkpoint saved from cuda:0 leaves: the other ranks' processes
+    # listed on GPU 0 by the allocator's message (its words as torch 2.x prints them)
+    listed = " ".join(f"Process {pid} has 3.50 GiB memory in use." for pid in (3112, 3113, 3114))
+    line = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        f"15.77 GiB of which 1.06 GiB is free. {listed} Of the allocated memory 3.12 GiB is allocated by PyTorch, "
+        "and 0.31 GiB is reserved by PyTorch but unallocated.\n"
+    )
+    found = explained(line)
+    assert found.id == "log.cuda_oom", found.summary
+    assert "torch.load(path, map_location='cpu')" in found.fix and "set_device" in found.fix, found.fix

@@ -181,7 +181,9 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "this job's other ranks, the ranks share one GPU instead of one each. Every rank must use its own "
             "before it builds the model: torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) (a bare .cuda() "
             "or device='cuda' is GPU 0 otherwise), or, if they are other jobs, stop them or use another GPU "
-            "(`nvidia-smi` lists them)."
+            "(`nvidia-smi` lists them). A checkpoint saved from GPU 0 comes back on GPU 0 in every rank, "
+            "set_device or not: load it with torch.load(path, map_location='cpu') (or "
+            "map_location=f'cuda:{local_rank}')."
         )
     elif "other" in facts and not other_is_self:
         lines.append(
