@@ -106,6 +106,10 @@ def test_steps_are_read_from_the_progress_lines_users_print():
     assert steps_before([bar.format(n) for n in (21, 22, 23)])["steps_last"] == "step 23"
     assert steps_before([lightning.format(n) for n in (43, 44, 45)])["steps_first"] == "step 43"
     assert steps_before([f"[rank1]: step {n}/1000 | loss 2.3" for n in (7, 8, 9)])["steps_last"] == "step 9"
+    # a bar counts the steps done, so one line of it is enough: Lightning's RichProgressBar as a file records it
+    rich = "Epoch 0/0  ╸                  7/200 0:00:04 • 0:02:07 1.52it/s train_loss: 5.591"
+    assert steps_before([rich]) == {"steps_first": "step 1", "steps_last": "step 7", "steps_line": rich}
+    assert steps_before([bar.format(2)]) == {}
     # too few, or not rising (a new run started in the same log): no evidence of steps that fitted
     assert steps_before(["iter 0: loss 5.6", "iter 1: loss 5.5"]) == {}
     assert steps_before(["iter 5: loss 5.6", "iter 6: loss 5.5", "iter 0: loss 5.6"]) == {}

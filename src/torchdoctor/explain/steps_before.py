@@ -15,15 +15,17 @@ _WORDED = re.compile(
     r"(?P<word>iter(?:ation)?|step|global_step|batch)\s*[:=#]?\s*(?P<step>\d{1,9})(?:\s*/\s*\d{1,9})?\b[:,|\s]",
     re.IGNORECASE,
 )
-# tqdm's bar: "23/1000 [00:05<00:17, 4.40it/s" (the last update on a line that holds several \r-separated ones)
-_BAR = re.compile(r"(?P<step>\d{1,9})/(?P<total>\d{1,9}) \[\d[\d:]*<")
+# a progress bar's count of the steps done: tqdm's "23/1000 [00:05<00:17, 4.40it/s" (the last update on a line that
+# holds several \r-separated ones), rich's (Lightning's RichProgressBar) "7/200 0:00:04 • 0:02:07"
+_BAR = re.compile(r"(?P<step>\d{1,9})/(?P<total>\d{1,9}) (?:\[\d[\d:]*<|\d{1,3}:\d\d:\d\d •)")
 OUT_OF_MEMORY = ("cpu_oom", "cuda_oom")  # the kinds whose reading the steps change
 MIN_STEPS = 3  # distinct step numbers, rising, before a log is read as a run that had been training
 
 
 def steps_before(lines: list[str]) -> dict[str, str]:
     """The progress ``lines`` (those printed above an error) show: ``{"steps_first", "steps_last",
-    "steps_line"}`` where at least ``MIN_STEPS`` distinct step numbers of one kind rise to the last one, else {}.
+    "steps_line"}`` where at least ``MIN_STEPS`` distinct step numbers of one kind rise to the last one, or a
+    progress bar counts at least that many steps done, else {}.
 
     >>> steps_before(["iter 0: loss 5.6", "iter 1: loss 5.5", "iter 2: loss 5.5", "Traceback ..."])
     {'steps_first': 'iter 0', 'steps_last': 'iter 2', 'steps_line': 'iter 2: loss 5.5'}
@@ -38,13 +40,20 @@ def steps_before(lines: list[str]) -> dict[str, str]:
             )
     for word, steps in seen.items():
         numbers = [number for number, _ in steps]
-        if len(set(numbers)) >= MIN_STEPS and numbers == sorted(numbers):
-            label = "step" if word == "bar" else word
-            return {
-                "steps_first": f"{label} {numbers[0]}",
-                "steps_last": f"{label} {numbers[-1]}",
-                "steps_line": steps[-1][1][:200],
-            }
+        if numbers != sorted(numbers):
+            continue  # a count that went back: another run, or another epoch's bar
+        if len(set(numbers)) >= MIN_STEPS:
+            first = numbers[0]
+        elif word == "bar" and numbers[-1] >= MIN_STEPS:
+            first = 1  # a bar counts the steps done: one line is enough
+        else:
+            continue
+        label = "step" if word == "bar" else word
+        return {
+            "steps_first": f"{label} {first}",
+            "steps_last": f"{label} {numbers[-1]}",
+            "steps_line": steps[-1][1][:200],
+        }
     return {}
 
 
