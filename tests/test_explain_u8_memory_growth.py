@@ -110,6 +110,9 @@ def test_steps_are_read_from_the_progress_lines_users_print():
     rich = "Epoch 0/0  ╸                  7/200 0:00:04 • 0:02:07 1.52it/s train_loss: 5.591"
     assert steps_before([rich]) == {"steps_first": "step 1", "steps_last": "step 7", "steps_line": rich}
     assert steps_before([bar.format(2)]) == {}
+    # a bar of something else than steps: datasets' map over the examples, a download
+    assert steps_before(["Map:  20%|██        | 1000/5000 [00:01<00:04, 912.31 examples/s]"]) == {}
+    assert steps_before(["model.safetensors:  40%|████      | 200M/500M [00:05<00:07, 40.1MB/s]"]) == {}
     # too few, or not rising (a new run started in the same log): no evidence of steps that fitted
     assert steps_before(["iter 0: loss 5.6", "iter 1: loss 5.5"]) == {}
     assert steps_before(["iter 5: loss 5.6", "iter 6: loss 5.5", "iter 0: loss 5.6"]) == {}

@@ -17,7 +17,10 @@ _WORDED = re.compile(
 )
 # a progress bar's count of the steps done: tqdm's "23/1000 [00:05<00:17, 4.40it/s" (the last update on a line that
 # holds several \r-separated ones), rich's (Lightning's RichProgressBar) "7/200 0:00:04 • 0:02:07"
-_BAR = re.compile(r"(?P<step>\d{1,9})/(?P<total>\d{1,9}) (?:\[\d[\d:]*<|\d{1,3}:\d\d:\d\d •)")
+# and only in iterations (it/s, s/it): not a download's bytes or datasets' "examples/s" of a map over the data
+_BAR = re.compile(
+    r"(?P<step>\d{1,9})/(?P<total>\d{1,9}) (?:\[\d[\d:]*<|\d{1,3}:\d\d:\d\d •)[^\r\n]{0,40}?(?<![A-Za-z])(?:it/s|s/it)\b"
+)
 OUT_OF_MEMORY = ("cpu_oom", "cuda_oom")  # the kinds whose reading the steps change
 MIN_STEPS = 3  # distinct step numbers, rising, before a log is read as a run that had been training
 
