@@ -125,6 +125,47 @@ def test_binary_finds_every_threshold(limit):
     assert len(tries) - (first_fit + 1) <= math.ceil(math.log2(gap))
 
 
+# What oneDNN raised on the CPU under `ulimit -v` for nanoGPT's model (2 layers, 128 wide, 128 tokens) probed by a
+# binary search from 512: 64 fitted, 80 ran out in the CPU allocator, and 72 failed making GELU's primitive
+ONEDNN_PRIMITIVE = "could not create a primitive"
+
+
+def onednn_then_allocator(fitted, ran_out, tries):
+    """A training function that fits up to ``fitted``, fails in oneDNN up to ``ran_out``, and runs out of memory
+    in the CPU allocator above it."""
+
+    def train(batch_size):
+        tries.append(batch_size)
+        if batch_size > ran_out:
+            raise real_cpu_allocator_error()
+        if batch_size > fitted:
+            raise RuntimeError(ONEDNN_PRIMITIVE)
+        return batch_size
+
+    return train
+
+
+def test_onednn_failing_above_a_size_that_ran_is_read_as_out_of_memory(caplog):
+    tries = []
+    caplog.set_level(logging.INFO, logger="torchdoctor.memory")
+    train = find_executable_batch_size(onednn_then_allocator(64, 76, tries), 512, search="binary")
+    assert train() == 64
+    assert tries[:6] == [512, 256, 128, 64, 96, 80] and tries[6] == 72, tries
+    assert (
+        "batch size 72: out of memory (could not create a primitive: oneDNN's, where a smaller size ran)"
+        in (caplog.text)
+    )
+
+
+def test_onednn_failing_before_any_size_ran_is_raised_unchanged():
+    # no size ran yet: the op may have no oneDNN kernel at all, which no smaller batch repairs
+    tries = []
+    train = find_executable_batch_size(onednn_then_allocator(0, 600, tries), 512, search="binary")
+    with pytest.raises(RuntimeError, match=f"^{ONEDNN_PRIMITIVE}$"):
+        train()
+    assert tries == [512]
+
+
 def test_real_cpu_allocator_failure_is_out_of_memory_and_retried():
     assert is_out_of_memory(real_cpu_allocator_error())
     tries = []

@@ -37,6 +37,11 @@ _OUT_OF_MEMORY_TEXTS = (
     "CUDNN_STATUS_NOT_SUPPORTED",
 )
 
+# oneDNN (ideep) on the CPU: its primitive could not be made, for any status, out of memory among them (its
+# scratchpad refused under ulimit -v, found with nanoGPT's model at a size between one that fitted and one that
+# ran out): read as out of memory only where a smaller size of the same function already ran
+ONEDNN_PRIMITIVE = "could not create a primitive"
+
 
 def _logger() -> logging.Logger | Any:
     """The rank-aware logger when torchdoctor has one (one line from the main process), else a plain one."""
@@ -248,7 +253,7 @@ class _Search:
             if size < 1:
                 raise RuntimeError(self._reached_zero(too_big, start))
             tries += 1
-            statuses, result = self._try(tries, size, args, kwargs)
+            statuses, result = self._try(tries, size, args, kwargs, fits is not None and fits[0] < size)
             out_of_memory = sorted(
                 rank for rank, entry in statuses.items() if entry["outcome"] == OUT_OF_MEMORY
             )
@@ -270,8 +275,11 @@ class _Search:
         self.log.info("find_executable_batch_size: settled on batch size %d after %d tries", fits[0], tries)
         return fits
 
-    def _try(self, attempt: int, size: int, args: tuple, kwargs: dict) -> tuple[dict[int, dict], Any]:
-        """Run one try here and learn every rank's outcome; raise if any rank failed otherwise."""
+    def _try(
+        self, attempt: int, size: int, args: tuple, kwargs: dict, smaller_ran: bool = False
+    ) -> tuple[dict[int, dict], Any]:
+        """Run one try here and learn every rank's outcome; raise if any rank failed otherwise.
+        ``smaller_ran``: a smaller size already ran, so oneDNN's failure to make a primitive is memory."""
         if self.agreement is not None:
             self.agreement.starting(attempt, size)
         error: BaseException | None = None
@@ -280,7 +288,9 @@ class _Search:
             result = self.function(size, *args, **kwargs)
             outcome, message = FITS, ""
         except Exception as raised:
-            if not is_out_of_memory(raised):
+            if smaller_ran and isinstance(raised, RuntimeError) and str(raised).startswith(ONEDNN_PRIMITIVE):
+                outcome, message = OUT_OF_MEMORY, f"{_one_line(raised)}: oneDNN's, where a smaller size ran"
+            elif not is_out_of_memory(raised):
                 if self.agreement is None and self.ranks == 1:
                     raise
                 error, outcome, message = raised, OTHER_ERROR, f"{type(raised).__name__}: {_one_line(raised)}"

@@ -18,6 +18,7 @@ from torchdoctor.explain.literals import finder
 from torchdoctor.explain.printed_versions import first_printed
 from torchdoctor.explain.reader import TAIL, Window, ranks_in_head, windows
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser
+from torchdoctor.explain.steps_before import OUT_OF_MEMORY, steps_before
 from torchdoctor.explain.traceback_frames import Frames, asking_package, frame_facts
 
 # A line printed as a warning, after which the program went on: Python's warnings ("train.py:3: UserWarning: "),
@@ -375,6 +376,8 @@ class Collector:
                     if raised.outermost is not None and raised.outermost.file != raised.raised_in.file:
                         # raised in a file that other code imported or ran, not in the one started
                         facts["raised_below_top"] = raised.outermost.file
+                if before and recogniser.kind in OUT_OF_MEMORY:
+                    facts = {**facts, **steps_before(before)}  # the steps that fitted before it ran out
                 specific = recogniser.specific_on(line)
                 anchor = recogniser.anchor_on(line)
                 # a warning's line, or the source line Python prints under it (`warn("...")`, indented)

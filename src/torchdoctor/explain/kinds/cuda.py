@@ -21,6 +21,7 @@ from torchdoctor.explain.recognisers import (
     on_ranks,
     size_in_bytes,
 )
+from torchdoctor.explain.steps_before import memory_grew, ran_before
 
 FAMILY = "drivers and GPUs"
 
@@ -88,6 +89,7 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         )
     where = f" on GPU {gpu}" if gpu is not None else ""
     summary = f"CUDA out of memory{where}{on_ranks(hits)}" + (": " + ", ".join(parts) if parts else "")
+    summary += ran_before(facts)
     if all("nccl_malloc" in h.facts for h in hits):
         size = int(next(h.facts["nccl_malloc"] for h in hits))
         summary = f"NCCL could not allocate {size / 2**20:.1f} MiB on the GPU for its buffers{on_ranks(hits)}"
@@ -118,7 +120,8 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "help; report it to the project that owns that code, with the shapes you passed."
         )
         return summary + " — an impossible request", fix
-    lines = []
+    grew = memory_grew(facts)
+    lines = [grew] if grew else []
     if request is not None and total is not None and request > 4 * total:
         # a larger GPU holds it: a wrong size, or one input (a batch, a sequence) this GPU cannot take
         lines.append(
@@ -178,7 +181,9 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "this job's other ranks, the ranks share one GPU instead of one each. Every rank must use its own "
             "before it builds the model: torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) (a bare .cuda() "
             "or device='cuda' is GPU 0 otherwise), or, if they are other jobs, stop them or use another GPU "
-            "(`nvidia-smi` lists them)."
+            "(`nvidia-smi` lists them). A checkpoint saved from GPU 0 comes back on GPU 0 in every rank, "
+            "set_device or not: load it with torch.load(path, map_location='cpu') (or "
+            "map_location=f'cuda:{local_rank}')."
         )
     elif "other" in facts and not other_is_self:
         lines.append(
@@ -235,13 +240,14 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "or the script's --fp16 / --bf16 option), gradient checkpointing, or shard the model (FSDP / ZeRO)."
     )
     # the allocator prints the same line when the memory of earlier steps was never freed: a batch smaller
-    # only postpones it
-    lines.append(
-        "If it ran for many steps before this, memory grew step by step: something keeps every step's tensors "
-        "(a running total of the loss with its graph, total += loss instead of loss.item(); outputs or "
-        "logits kept in a list; evaluation without torch.no_grad()). torch.cuda.memory_allocated() printed "
-        "each step shows the growth."
-    )
+    # only postpones it (said first, with the steps, where the log shows them)
+    if not grew:
+        lines.append(
+            "If it ran for many steps before this, memory grew step by step: something keeps every step's tensors "
+            "(a running total of the loss with its graph, total += loss instead of loss.item(); outputs or "
+            "logits kept in a list; evaluation without torch.no_grad()). torch.cuda.memory_allocated() printed "
+            "each step shows the growth."
+        )
     return summary, "\n".join(lines)
 
 
@@ -1322,7 +1328,8 @@ def _cpu_oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     fix = (
         "This is host RAM, not GPU memory. Need less of it: load the model once (low_cpu_mem_usage=True, "
         "device_map, or on rank 0 then broadcast), fewer DataLoader workers, memory-map the dataset; a smaller "
-        "batch size where the model runs on the CPU; and nothing that grows step after step: predictions or "
+        "batch size where the model runs on the CPU (torchdoctor's find_executable_batch_size finds the largest that "
+        "fits); and nothing that grows step after step: predictions or "
         "metric states kept for the whole evaluation (compute the metric as you go, reset it, keep fewer "
         "samples), losses kept with their graph. A tensor made of the whole dataset at once (torch.tensor over "
         "every example's features) needs all of it in RAM together: build it in pieces, or from shorter inputs "
@@ -1342,7 +1349,9 @@ def _cpu_oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "cat /proc/<pid>/limits for the rank, the job's memory request, and free -g while it runs.\n"
             + fix
         )
-    return summary + on_ranks(hits), fix
+    if grew := memory_grew(merged(hits)):
+        fix = grew + "\n" + fix
+    return summary + ran_before(merged(hits)) + on_ranks(hits), fix
 
 
 SMALL_REQUEST = 64 * 2**20  # bytes: a refused request below this is a limit reached, not the request's size

@@ -1,0 +1,83 @@
+"""The training steps a log printed above an error: whether the run had been training, and up to which step.
+
+An out-of-memory error after many steps at one batch size is memory that grew from step to step, not a batch
+that never fitted; the log's own progress lines are the evidence (nanoGPT's ``iter 23: loss 5.61``, a loop's
+``step 23/1000``, the tqdm bar of the Hugging Face ``Trainer`` or Lightning, ``23/1000 [00:05<...]``).
+"""
+
+from __future__ import annotations
+
+import re
+
+# a rank's prefix as torchrun (--tee), accelerate or a logger print it, then the step's word and number
+_WORDED = re.compile(
+    r"^(?:\[[^\]\n]{1,40}\]:?\s*)?(?:[\w.:\-]{1,40}\s+)?(?:epoch\s+\d+\s*[,|:]?\s*)?"
+    r"(?P<word>iter(?:ation)?|step|global_step|batch)\s*[:=#]?\s*(?P<step>\d{1,9})(?:\s*/\s*\d{1,9})?\b[:,|\s]",
+    re.IGNORECASE,
+)
+# a progress bar's count of the steps done: tqdm's "23/1000 [00:05<00:17, 4.40it/s" (the last update on a line that
+# holds several \r-separated ones), rich's (Lightning's RichProgressBar) "7/200 0:00:04 • 0:02:07"
+# and only in iterations (it/s, s/it): not a download's bytes or datasets' "examples/s" of a map over the data
+_BAR = re.compile(
+    r"(?P<step>\d{1,9})/(?P<total>\d{1,9}) (?:\[\d[\d:]*<|\d{1,3}:\d\d:\d\d •)[^\r\n]{0,40}?(?<![A-Za-z])(?:it/s|s/it)\b"
+)
+OUT_OF_MEMORY = ("cpu_oom", "cuda_oom")  # the kinds whose reading the steps change
+MIN_STEPS = 3  # distinct step numbers, rising, before a log is read as a run that had been training
+
+
+def steps_before(lines: list[str]) -> dict[str, str]:
+    """The progress ``lines`` (those printed above an error) show: ``{"steps_first", "steps_last",
+    "steps_line"}`` where at least ``MIN_STEPS`` distinct step numbers of one kind rise to the last one, or a
+    progress bar counts at least that many steps done, else {}.
+
+    >>> steps_before(["iter 0: loss 5.6", "iter 1: loss 5.5", "iter 2: loss 5.5", "Traceback ..."])
+    {'steps_first': 'iter 0', 'steps_last': 'iter 2', 'steps_line': 'iter 2: loss 5.5'}
+    """
+    seen: dict[str, list[tuple[int, str]]] = {}
+    for line in lines:
+        if (worded := _WORDED.match(line)) is not None:
+            seen.setdefault(worded["word"].lower(), []).append((int(worded["step"]), line.strip()))
+        elif "/" in line and (bars := list(_BAR.finditer(line))):
+            seen.setdefault("bar", []).append(
+                (int(bars[-1]["step"]), line.strip().rsplit("\r", 1)[-1].strip())
+            )
+    for word, steps in seen.items():
+        numbers = [number for number, _ in steps]
+        if numbers != sorted(numbers):
+            continue  # a count that went back: another run, or another epoch's bar
+        if len(set(numbers)) >= MIN_STEPS:
+            first = numbers[0]
+        elif word == "bar" and numbers[-1] >= MIN_STEPS:
+            first = 1  # a bar counts the steps done: one line is enough
+        else:
+            continue
+        label = "step" if word == "bar" else word
+        return {
+            "steps_first": f"{label} {first}",
+            "steps_last": f"{label} {numbers[-1]}",
+            "steps_line": steps[-1][1][:200],
+        }
+    return {}
+
+
+def ran_before(facts: dict) -> str:
+    """For the summary: the step the log printed last before the one that ran out ("" where it shows none)."""
+    if "steps_last" not in facts:
+        return ""
+    return f" after {facts['steps_last']} (the steps above it fitted: memory grew from step to step)"
+
+
+def memory_grew(facts: dict) -> str:
+    """The fix's lead where the log shows steps that fitted before the one that ran out ("" otherwise)."""
+    if "steps_last" not in facts:
+        return ""
+    return (
+        f"The steps printed above it ran ({facts['steps_first']} … {facts['steps_last']}: {facts['steps_line']!r}): "
+        "the batch fits, and memory grew from step to step, so a smaller batch only postpones it. "
+        "Something keeps every step's tensors: a running total of the loss with its graph (total += loss: write "
+        "total += loss.item()), outputs, logits or activations appended to a list or kept by a forward hook "
+        "(keep output.detach().cpu(), or remove the hook), evaluation without torch.no_grad() (decorate it with "
+        "@torch.no_grad()). Print the memory each step to see it grow (torch.cuda.memory_allocated(); on the "
+        "CPU, the process's resident memory). Unless this step's batch was larger than the others (sequences "
+        "padded to a longer one) or it was the first evaluation or checkpoint save: then that step needs the room."
+    )
