@@ -245,6 +245,13 @@ PROCESS_TESTS = {
     "test_explain_pytest_failures": {
         "test_a_failed_tests_error_and_the_line_that_raised_it_are_read",
         "test_pytests_assertion_diff_is_not_a_new_error",
+        "test_the_place_tb_line_prints_is_where_the_error_was_raised",
+    },
+    # a real 2-rank gloo job whose console carries a time before torch's rank prefix
+    "test_explain_time_prefixes": {"test_a_time_before_torchs_rank_prefix_keeps_the_prefix_read"},
+    # a real 2-rank gloo job handing an object collective something that will not pickle
+    "test_explain_object_collective_pickling": {
+        "test_an_unpicklable_object_in_an_object_collective_is_read_with_its_fix"
     },
     # a torchrun node alone at a c10d rendezvous, and two that meet
     "test_launch_u40_rendezvous_wait": {
