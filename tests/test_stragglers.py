@@ -1037,10 +1037,22 @@ original = (torch.autograd.backward, DistributedDataParallel.forward)
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 runs = []
-for user_hook in (False, True):  # DDP's own all-reduce, then the script's comm hook: timed all the same
+late_in_hook = [0.0]
+
+
+def slow_hook(state, bucket):  # rank 1's hook takes its time before it hands the bucket over (a slow codec)
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    time.sleep(late_in_hook[0])
+    return default_hooks.allreduce_hook(state, bucket)
+
+
+# DDP's own all-reduce, then the script's comm hook, then a comm hook slow on rank 1: timed all the same
+for user_hook in (False, True, "slow"):
     torch.manual_seed(0)
     net = DistributedDataParallel(torch.nn.Sequential(*[torch.nn.Linear(16, 16) for _ in range(4)]))
-    if user_hook:
+    if user_hook == "slow":
+        net.register_comm_hook(None, slow_hook)
+    elif user_hook:
         from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
         net.register_comm_hook(None, default_hooks.allreduce_hook)
     optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
@@ -1048,7 +1060,9 @@ for user_hook in (False, True):  # DDP's own all-reduce, then the script's comm 
     hooks.install(record)
 
     def step(late=0.0, sync=True):
-        if rank == 1:
+        if rank == 1 and user_hook == "slow":
+            late_in_hook[0] = late
+        elif rank == 1:
             time.sleep(late)
         with contextlib.nullcontext() if sync else net.no_sync():
             net(torch.randn(8, 16)).sum().backward()
@@ -1066,14 +1080,15 @@ print(json.dumps(runs))
 
 
 def test_ddp_waiting_is_timed_from_the_last_gradient_to_the_end_of_the_backward(tmp_path):
-    # one job, two DDP models in turn: DDP's own all-reduce, then the script's comm hook (the hooks put in
-    # place, removed, and put in place again in the same process)
+    # one job, three DDP models in turn: DDP's own all-reduce, the script's comm hook, and a comm hook that
+    # on rank 1 takes 0.3 s before its collective (the hooks put in place, removed, and put in place again in
+    # the same process): rank 1 came late to the reduction each time, and rank 0 is the one that waited
     from rank_runner import run_ranks
 
     results = run_ranks(DDP_TIMING, tmp_path, timeout=120)
     assert all(r.returncode == 0 for r in results), [r.output[-2000:] for r in results]
     by_rank = [json.loads(r.stdout.strip().splitlines()[-1]) for r in results]
-    for kind in (0, 1):  # 0: DDP's own all-reduce, 1: the script's comm hook
+    for kind in (0, 1, 2):  # 0: DDP's own all-reduce, 1: the script's comm hook, 2: slow on rank 1
         runs = [by_rank[0][kind], by_rank[1][kind]]
         # a row runs from one optimizer step to the next: rows 5-8 hold the backward passes rank 1 came late to
         waited = [row[2] for row in runs[0]["rows"][5:9]]

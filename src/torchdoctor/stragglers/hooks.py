@@ -8,7 +8,9 @@ change to the user's code.
 * waiting for the peers: ``torch.distributed``'s collectives wrapped as debug mode wraps them — one started
   with ``async_op=True`` (FSDP2's all-gathers and reduce-scatters) from its ``Work.wait()`` — and DDP's
   gradient all-reduce from when the last gradient is ready (a hook on that parameter) to the end of the
-  backward, which waits for it (no comm hook: DDP keeps its own all-reduce); and torch's functional
+  backward, which waits for it (no comm hook: DDP keeps its own all-reduce; with one, from when the hook
+  hands its last bucket to its collective, so that the hook's own work before it is the rank's, not the
+  waiting: `_DdpTiming.reduced`); and torch's functional
   collectives, which tensor parallelism and DTensor call, from the call to the end of their ``wait_tensor``
   (`torchdoctor.stragglers.functional`).
 
@@ -51,6 +53,8 @@ _undo: list[Callable[[], None]] = []
 _retired = [False]  # the hooks were taken off but the optimizer's step hook, which does nothing (`retire`)
 _group_keys: dict[int, str] = {}
 _in_backward = [0]  # backward passes running (torch.autograd.backward, wrapped by _hook_ddp)
+# (perf_counter, wall) when the running backward's DDP comm hook last called its collective, else None
+_bucket_sent: list[tuple[float, float] | None] = [None]
 # id(work) -> (work, arrival entry): collectives started with async_op=True, timed when they are waited on
 _started: dict[int, tuple[Any, list | None]] = {}
 STARTED = 1024  # at most this many kept: a script that never waits on its works does not grow it
@@ -216,6 +220,7 @@ def _timed(original: Callable, record: StepRecord, group_position: int | None) -
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
         if _in_backward[0] and kwargs.get("async_op"):  # a DDP comm hook's bucket: timed as DDP's reduction
+            _bucket_sent[0] = (time.perf_counter(), time.time())
             return original(*args, **kwargs)
         if group_position is not None:
             group = kwargs["group"] if "group" in kwargs else (
@@ -272,6 +277,8 @@ def _hook_ddp(record: StepRecord) -> None:
 
     @functools.wraps(original_backward)
     def backward(*args, **kwargs):
+        if not _in_backward[0]:
+            _bucket_sent[0] = None
         _in_backward[0] += 1
         try:
             result = original_backward(*args, **kwargs)
@@ -285,7 +292,7 @@ def _hook_ddp(record: StepRecord) -> None:
         if pending:
             done, done_wall = time.perf_counter(), time.time()
             for timing in pending:
-                timing.reduced(record, done, done_wall)
+                timing.reduced(record, done, done_wall, _bucket_sent[0])
             pending.clear()
         return result
 
@@ -325,12 +332,18 @@ class _DdpTiming:
             self.pending.append(self)
         self.ready = (time.perf_counter(), time.time(), id(parameter))
 
-    def reduced(self, record: StepRecord, done: float, done_wall: float) -> None:
-        """The backward that made this model's gradients ready returned at ``done`` (wall ``done_wall``)."""
+    def reduced(self, record: StepRecord, done: float, done_wall: float, sent: tuple | None = None) -> None:
+        """The backward that made this model's gradients ready returned at ``done`` (wall ``done_wall``).
+        ``sent``: when a comm hook last handed a bucket to its collective in that backward. The rank arrived
+        at the reduction then, not when its last gradient was ready: the hook's work before its collective
+        (compressing a bucket, or anything that delays it) is the rank's own, and its peers, which wait for it
+        in their reduction, are the ones waiting (our gradient hook runs before DDP's, which calls the hook)."""
         ready, ready_wall, last = self.ready
         self.ready = None
         if not self.sync:  # under no_sync(), or a backward DDP did not prepare for: nothing was reduced
             return
+        if sent is not None and sent[0] > ready:
+            ready, ready_wall = sent
         record.ddp_reduced(self.group, ready, ready_wall, done, done_wall)
         if self.learning:
             self.lasts.add(last)
