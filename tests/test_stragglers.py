@@ -593,6 +593,18 @@ def test_real_2_rank_runs_name_more_compute_and_not_cpu_time_traded_between_the_
     assert [(v["window"], v["rank"], v["cause"]) for v in said] == named, [v["line"] for v in said]
 
 
+def test_a_rank_kept_off_its_core_is_not_named_for_the_little_more_cpu_time_that_costs_it():
+    # tests/fixtures/stragglers/SOURCES.md (verdict.KEPT_OFF): nanoGPT's train.py, a busy process on rank 1's core
+    # from step 100: its waiting for a CPU rose 97 ms per step, its CPU time 2.9 ms (cold caches after each
+    # preemption); `host` twice, and between them no `device` line (the rule before said "3% slower" at step 170)
+    said = judge_kept(
+        HERE / "fixtures" / "stragglers" / "nanogpt-busy-core-rank1" / "stragglers-windows.jsonl"
+    ).said
+    assert [(v["window"], v["rank"], v["cause"]) for v in said] == [(13, 1, "host"), (19, 1, "host")], [
+        v["line"] for v in said
+    ]
+
+
 def test_waiting_for_a_cpu_confirmed_by_more_preemptions_is_named_at_the_whole_steps_margin():
     # verdict.CONFIRMED: rank 0 waits 3 ms per step longer for a CPU where every rank's waiting varies by 0-20 ms
     # from step to step, so that in many stretches it stands between the two margins (named only from
