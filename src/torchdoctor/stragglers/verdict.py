@@ -904,7 +904,8 @@ def _cause_text(
         longer = median(own_row[k] - peer_row[k] for own_row, peer_row in zip(mine, peers, strict=True))
         return (
             f"host (asleep or blocked outside next() and the collectives {_ms(longer)} per step longer than "
-            f"its peers{habit}: the training loop sleeps, or waits on a file, a lock or the device{loop_data})"
+            f"its peers{habit}: the training loop (or a DDP comm hook, before its collective) sleeps, or waits on "
+            f"a file, a lock or the device{loop_data})"
         )
     if part == "offcpu":
         return (
