@@ -1058,12 +1058,18 @@ def slow_hook(state, bucket):  # rank 1's hook takes its time before it hands th
     return default_hooks.allreduce_hook(state, bucket)
 
 
-# DDP's own all-reduce, then the script's comm hook, then a comm hook slow on rank 1: timed all the same
-for user_hook in (False, True, "slow"):
+# DDP's own all-reduce, the script's comm hook, a comm hook slow on rank 1, and PowerSGD (its later
+# all-reduces called from the first one's callback, on gloo's thread, after the peers arrived): timed alike
+for user_hook in (False, True, "slow", "powersgd"):
     torch.manual_seed(0)
     net = DistributedDataParallel(torch.nn.Sequential(*[torch.nn.Linear(16, 16) for _ in range(4)]))
     if user_hook == "slow":
         net.register_comm_hook(None, slow_hook)
+    elif user_hook == "powersgd":
+        from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook
+        state = powerSGD_hook.PowerSGDState(None, matrix_approximation_rank=1, start_powerSGD_iter=2,
+                                            min_compression_rate=0.5)
+        net.register_comm_hook(state, powerSGD_hook.powerSGD_hook)
     elif user_hook:
         from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
         net.register_comm_hook(None, default_hooks.allreduce_hook)
@@ -1092,7 +1098,7 @@ print(json.dumps(runs))
 
 
 def test_ddp_waiting_is_timed_from_the_last_gradient_to_the_end_of_the_backward(tmp_path):
-    # one job, three DDP models in turn: DDP's own all-reduce, the script's comm hook, and a comm hook that
+    # one job, four DDP models in turn: DDP's own all-reduce, the script's comm hook, PowerSGD, and a comm hook that
     # on rank 1 takes 0.3 s before its collective (the hooks put in place, removed, and put in place again in
     # the same process): rank 1 came late to the reduction each time, and rank 0 is the one that waited
     from rank_runner import run_ranks
@@ -1100,7 +1106,7 @@ def test_ddp_waiting_is_timed_from_the_last_gradient_to_the_end_of_the_backward(
     results = run_ranks(DDP_TIMING, tmp_path, timeout=120)
     assert all(r.returncode == 0 for r in results), [r.output[-2000:] for r in results]
     by_rank = [json.loads(r.stdout.strip().splitlines()[-1]) for r in results]
-    for kind in (0, 1, 2):  # 0: DDP's own all-reduce, 1: the script's comm hook, 2: slow on rank 1
+    for kind in (0, 1, 2, 3):  # DDP's own all-reduce, the script's comm hook, slow on rank 1, PowerSGD
         runs = [by_rank[0][kind], by_rank[1][kind]]
         # a row runs from one optimizer step to the next: rows 5-8 hold the backward passes rank 1 came late to
         waited = [row[2] for row in runs[0]["rows"][5:9]]

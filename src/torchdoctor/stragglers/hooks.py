@@ -20,6 +20,7 @@ Nothing here calls a collective of its own.
 from __future__ import annotations
 
 import functools
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -53,8 +54,9 @@ _undo: list[Callable[[], None]] = []
 _retired = [False]  # the hooks were taken off but the optimizer's step hook, which does nothing (`retire`)
 _group_keys: dict[int, str] = {}
 _in_backward = [0]  # backward passes running (torch.autograd.backward, wrapped by _hook_ddp)
-# (perf_counter, wall) when the running backward's DDP comm hook last called its collective, else None
-_bucket_sent: list[tuple[float, float] | None] = [None]
+# (perf_counter, wall, thread) of each collective a DDP comm hook called in the running backward (the first SENT)
+_bucket_sent: list[tuple[float, float, int]] = []
+SENT = 256
 # id(work) -> (work, arrival entry): collectives started with async_op=True, timed when they are waited on
 _started: dict[int, tuple[Any, list | None]] = {}
 STARTED = 1024  # at most this many kept: a script that never waits on its works does not grow it
@@ -220,7 +222,8 @@ def _timed(original: Callable, record: StepRecord, group_position: int | None) -
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
         if _in_backward[0] and kwargs.get("async_op"):  # a DDP comm hook's bucket: timed as DDP's reduction
-            _bucket_sent[0] = (time.perf_counter(), time.time())
+            if len(_bucket_sent) < SENT:
+                _bucket_sent.append((time.perf_counter(), time.time(), threading.get_ident()))
             return original(*args, **kwargs)
         if group_position is not None:
             group = kwargs["group"] if "group" in kwargs else (
@@ -278,7 +281,7 @@ def _hook_ddp(record: StepRecord) -> None:
     @functools.wraps(original_backward)
     def backward(*args, **kwargs):
         if not _in_backward[0]:
-            _bucket_sent[0] = None
+            _bucket_sent.clear()
         _in_backward[0] += 1
         try:
             result = original_backward(*args, **kwargs)
@@ -292,7 +295,7 @@ def _hook_ddp(record: StepRecord) -> None:
         if pending:
             done, done_wall = time.perf_counter(), time.time()
             for timing in pending:
-                timing.reduced(record, done, done_wall, _bucket_sent[0])
+                timing.reduced(record, done, done_wall, _bucket_sent)
             pending.clear()
         return result
 
@@ -317,6 +320,7 @@ class _DdpTiming:
         self.pending = pending
         self.sync = False
         self.ready: tuple[float, float, int] | None = None  # the latest gradient ready: when, wall, which
+        self.thread = 0  # the thread its hook ran on: autograd's, which calls DDP's hook, then the comm hook
         if not hasattr(ddp, LEARNED):
             setattr(ddp, LEARNED, set())
         self.lasts: set[int] = getattr(ddp, LEARNED)
@@ -331,19 +335,23 @@ class _DdpTiming:
         if self.ready is None:
             self.pending.append(self)
         self.ready = (time.perf_counter(), time.time(), id(parameter))
+        self.thread = threading.get_ident()
 
-    def reduced(self, record: StepRecord, done: float, done_wall: float, sent: tuple | None = None) -> None:
+    def reduced(self, record: StepRecord, done: float, done_wall: float, sent: list | None = None) -> None:
         """The backward that made this model's gradients ready returned at ``done`` (wall ``done_wall``).
-        ``sent``: when a comm hook last handed a bucket to its collective in that backward. The rank arrived
-        at the reduction then, not when its last gradient was ready: the hook's work before its collective
-        (compressing a bucket, or anything that delays it) is the rank's own, and its peers, which wait for it
-        in their reduction, are the ones waiting (our gradient hook runs before DDP's, which calls the hook)."""
+        ``sent``: the collectives comm hooks called in that backward (perf_counter, wall, thread). The rank
+        arrived at the reduction at the first of them after its last gradient was ready, on that thread (our
+        gradient hook runs before DDP's, which calls the comm hook there), not when that gradient was ready:
+        the hook's work before its collective (compressing a bucket, or anything that delays it) is the rank's
+        own, and its peers, which wait for it in their reduction, are the ones waiting. The later ones do not
+        count: a hook calls them from a callback once the first is done (PowerSGD), after the peers arrived."""
         ready, ready_wall, last = self.ready
         self.ready = None
         if not self.sync:  # under no_sync(), or a backward DDP did not prepare for: nothing was reduced
             return
-        if sent is not None and sent[0] > ready:
-            ready, ready_wall = sent
+        first = min((call for call in sent or () if call[2] == self.thread and call[0] > ready), default=None)
+        if first is not None:
+            ready, ready_wall = first[0], first[1]
         record.ddp_reduced(self.group, ready, ready_wall, done, done_wall)
         if self.learning:
             self.lasts.add(last)
