@@ -593,6 +593,25 @@ def test_real_2_rank_runs_name_more_compute_and_not_cpu_time_traded_between_the_
     assert [(v["window"], v["rank"], v["cause"]) for v in said] == named, [v["line"] for v in said]
 
 
+def test_ranks_that_timed_no_collective_are_said_to_train_apart_or_out_of_sight():
+    # tests/fixtures/stragglers/SOURCES.md: `accelerate launch --multi_gpu` on CPUs, Accelerator() without cpu=True,
+    # so no DDP: each rank trained on its own and the summary said only "collectives 0" on each
+    from torchdoctor.stragglers.summary import NO_COLLECTIVE, summary_lines
+
+    def summary_of(name: str) -> list[str]:
+        verdicts = []
+        for line in (
+            (HERE / "fixtures" / "stragglers" / name / "stragglers-windows.jsonl").read_text().splitlines()
+        ):
+            kept = json.loads(line)
+            verdicts.append(judge_window(int(kept["window"]), {int(r): f for r, f in kept["ranks"].items()}))
+        return summary_lines(verdicts, [])
+
+    lines = summary_of("accelerate-no-ddp-on-cpu")
+    assert lines[1] == NO_COLLECTIVE and "Accelerator(cpu=True)" in NO_COLLECTIVE, lines
+    assert NO_COLLECTIVE not in summary_of("nanogpt-busy-core-rank1")  # its ranks met at DDP's all-reduce
+
+
 def test_a_rank_kept_off_its_core_is_not_named_for_the_little_more_cpu_time_that_costs_it():
     # tests/fixtures/stragglers/SOURCES.md (verdict.KEPT_OFF): nanoGPT's train.py, a busy process on rank 1's core
     # from step 100: its waiting for a CPU rose 97 ms per step, its CPU time 2.9 ms (cold caches after each
