@@ -615,7 +615,7 @@ def test_ranks_that_timed_no_collective_are_said_to_train_apart_or_out_of_sight(
 def test_a_rank_kept_off_its_core_is_not_named_for_the_little_more_cpu_time_that_costs_it():
     # tests/fixtures/stragglers/SOURCES.md (verdict.KEPT_OFF): nanoGPT's train.py, a busy process on rank 1's core
     # from step 100: its waiting for a CPU rose 97 ms per step, its CPU time 2.9 ms (cold caches after each
-    # preemption); `host` twice, and between them no `device` line (the rule before said "3% slower" at step 170)
+    # preemption); `host` twice, and between them no `device` line (the rule before said "3% slower" at step 180)
     said = judge_kept(
         HERE / "fixtures" / "stragglers" / "nanogpt-busy-core-rank1" / "stragglers-windows.jsonl"
     ).said
