@@ -8,9 +8,9 @@ change to the user's code.
 * waiting for the peers: ``torch.distributed``'s collectives wrapped as debug mode wraps them — one started
   with ``async_op=True`` (FSDP2's all-gathers and reduce-scatters) from its ``Work.wait()`` — and DDP's
   gradient all-reduce from when the last gradient is ready (a hook on that parameter) to the end of the
-  backward, which waits for it (no comm hook: DDP keeps its own all-reduce; with one, from when the hook
-  hands its last bucket to its collective, so that the hook's own work before it is the rank's, not the
-  waiting: `_DdpTiming.reduced`); and torch's functional
+  backward, which waits for it (no comm hook: DDP keeps its own all-reduce; with one, from the first
+  collective the hook calls after the last gradient, so that the hook's own work before it is the rank's,
+  not the waiting: `_DdpTiming.reduced`); and torch's functional
   collectives, which tensor parallelism and DTensor call, from the call to the end of their ``wait_tensor``
   (`torchdoctor.stragglers.functional`).
 
