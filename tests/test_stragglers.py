@@ -593,6 +593,37 @@ def test_real_2_rank_runs_name_more_compute_and_not_cpu_time_traded_between_the_
     assert [(v["window"], v["rank"], v["cause"]) for v in said] == named, [v["line"] for v in said]
 
 
+def test_ranks_that_timed_no_collective_are_said_to_train_apart_or_out_of_sight():
+    # tests/fixtures/stragglers/SOURCES.md: `accelerate launch --multi_gpu` on CPUs, Accelerator() without cpu=True,
+    # so no DDP: each rank trained on its own and the summary said only "collectives 0" on each
+    from torchdoctor.stragglers.summary import NO_COLLECTIVE, summary_lines
+
+    def summary_of(name: str) -> list[str]:
+        verdicts = []
+        for line in (
+            (HERE / "fixtures" / "stragglers" / name / "stragglers-windows.jsonl").read_text().splitlines()
+        ):
+            kept = json.loads(line)
+            verdicts.append(judge_window(int(kept["window"]), {int(r): f for r, f in kept["ranks"].items()}))
+        return summary_lines(verdicts, [])
+
+    lines = summary_of("accelerate-no-ddp-on-cpu")
+    assert lines[1] == NO_COLLECTIVE and "Accelerator(cpu=True)" in NO_COLLECTIVE, lines
+    assert NO_COLLECTIVE not in summary_of("nanogpt-busy-core-rank1")  # its ranks met at DDP's all-reduce
+
+
+def test_a_rank_kept_off_its_core_is_not_named_for_the_little_more_cpu_time_that_costs_it():
+    # tests/fixtures/stragglers/SOURCES.md (verdict.KEPT_OFF): nanoGPT's train.py, a busy process on rank 1's core
+    # from step 100: its waiting for a CPU rose 97 ms per step, its CPU time 2.9 ms (cold caches after each
+    # preemption); `host` twice, and between them no `device` line (the rule before said "3% slower" at step 180)
+    said = judge_kept(
+        HERE / "fixtures" / "stragglers" / "nanogpt-busy-core-rank1" / "stragglers-windows.jsonl"
+    ).said
+    assert [(v["window"], v["rank"], v["cause"]) for v in said] == [(13, 1, "host"), (19, 1, "host")], [
+        v["line"] for v in said
+    ]
+
+
 def test_waiting_for_a_cpu_confirmed_by_more_preemptions_is_named_at_the_whole_steps_margin():
     # verdict.CONFIRMED: rank 0 waits 3 ms per step longer for a CPU where every rank's waiting varies by 0-20 ms
     # from step to step, so that in many stretches it stands between the two margins (named only from
@@ -1037,10 +1068,28 @@ original = (torch.autograd.backward, DistributedDataParallel.forward)
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 runs = []
-for user_hook in (False, True):  # DDP's own all-reduce, then the script's comm hook: timed all the same
+late_in_hook = [0.0]
+
+
+def slow_hook(state, bucket):  # rank 1's hook takes its time before it hands the bucket over (a slow codec)
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    time.sleep(late_in_hook[0])
+    return default_hooks.allreduce_hook(state, bucket)
+
+
+# DDP's own all-reduce, the script's comm hook, a comm hook slow on rank 1, and PowerSGD (its later
+# all-reduces called from the first one's callback, on gloo's thread, after the peers arrived): timed alike
+for user_hook in (False, True, "slow", "powersgd"):
     torch.manual_seed(0)
     net = DistributedDataParallel(torch.nn.Sequential(*[torch.nn.Linear(16, 16) for _ in range(4)]))
-    if user_hook:
+    if user_hook == "slow":
+        net.register_comm_hook(None, slow_hook)
+    elif user_hook == "powersgd":
+        from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook
+        state = powerSGD_hook.PowerSGDState(None, matrix_approximation_rank=1, start_powerSGD_iter=2,
+                                            min_compression_rate=0.5)
+        net.register_comm_hook(state, powerSGD_hook.powerSGD_hook)
+    elif user_hook:
         from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
         net.register_comm_hook(None, default_hooks.allreduce_hook)
     optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
@@ -1048,7 +1097,9 @@ for user_hook in (False, True):  # DDP's own all-reduce, then the script's comm 
     hooks.install(record)
 
     def step(late=0.0, sync=True):
-        if rank == 1:
+        if rank == 1 and user_hook == "slow":
+            late_in_hook[0] = late
+        elif rank == 1:
             time.sleep(late)
         with contextlib.nullcontext() if sync else net.no_sync():
             net(torch.randn(8, 16)).sum().backward()
@@ -1066,14 +1117,15 @@ print(json.dumps(runs))
 
 
 def test_ddp_waiting_is_timed_from_the_last_gradient_to_the_end_of_the_backward(tmp_path):
-    # one job, two DDP models in turn: DDP's own all-reduce, then the script's comm hook (the hooks put in
-    # place, removed, and put in place again in the same process)
+    # one job, four DDP models in turn: DDP's own all-reduce, the script's comm hook, PowerSGD, and a comm hook that
+    # on rank 1 takes 0.3 s before its collective (the hooks put in place, removed, and put in place again in
+    # the same process): rank 1 came late to the reduction each time, and rank 0 is the one that waited
     from rank_runner import run_ranks
 
     results = run_ranks(DDP_TIMING, tmp_path, timeout=120)
     assert all(r.returncode == 0 for r in results), [r.output[-2000:] for r in results]
     by_rank = [json.loads(r.stdout.strip().splitlines()[-1]) for r in results]
-    for kind in (0, 1):  # 0: DDP's own all-reduce, 1: the script's comm hook
+    for kind in (0, 1, 2, 3):  # DDP's own all-reduce, the script's comm hook, slow on rank 1, PowerSGD
         runs = [by_rank[0][kind], by_rank[1][kind]]
         # a row runs from one optimizer step to the next: rows 5-8 hold the backward passes rank 1 came late to
         waited = [row[2] for row in runs[0]["rows"][5:9]]

@@ -8,7 +8,9 @@ change to the user's code.
 * waiting for the peers: ``torch.distributed``'s collectives wrapped as debug mode wraps them — one started
   with ``async_op=True`` (FSDP2's all-gathers and reduce-scatters) from its ``Work.wait()`` — and DDP's
   gradient all-reduce from when the last gradient is ready (a hook on that parameter) to the end of the
-  backward, which waits for it (no comm hook: DDP keeps its own all-reduce); and torch's functional
+  backward, which waits for it (no comm hook: DDP keeps its own all-reduce; with one, from the first
+  collective the hook calls after the last gradient, so that the hook's own work before it is the rank's,
+  not the waiting: `_DdpTiming.reduced`); and torch's functional
   collectives, which tensor parallelism and DTensor call, from the call to the end of their ``wait_tensor``
   (`torchdoctor.stragglers.functional`).
 
@@ -18,6 +20,7 @@ Nothing here calls a collective of its own.
 from __future__ import annotations
 
 import functools
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -51,6 +54,9 @@ _undo: list[Callable[[], None]] = []
 _retired = [False]  # the hooks were taken off but the optimizer's step hook, which does nothing (`retire`)
 _group_keys: dict[int, str] = {}
 _in_backward = [0]  # backward passes running (torch.autograd.backward, wrapped by _hook_ddp)
+# (perf_counter, wall, thread) of each collective a DDP comm hook called in the running backward (the first SENT)
+_bucket_sent: list[tuple[float, float, int]] = []
+SENT = 256
 # id(work) -> (work, arrival entry): collectives started with async_op=True, timed when they are waited on
 _started: dict[int, tuple[Any, list | None]] = {}
 STARTED = 1024  # at most this many kept: a script that never waits on its works does not grow it
@@ -216,6 +222,8 @@ def _timed(original: Callable, record: StepRecord, group_position: int | None) -
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
         if _in_backward[0] and kwargs.get("async_op"):  # a DDP comm hook's bucket: timed as DDP's reduction
+            if len(_bucket_sent) < SENT:
+                _bucket_sent.append((time.perf_counter(), time.time(), threading.get_ident()))
             return original(*args, **kwargs)
         if group_position is not None:
             group = kwargs["group"] if "group" in kwargs else (
@@ -272,6 +280,8 @@ def _hook_ddp(record: StepRecord) -> None:
 
     @functools.wraps(original_backward)
     def backward(*args, **kwargs):
+        if not _in_backward[0]:
+            _bucket_sent.clear()
         _in_backward[0] += 1
         try:
             result = original_backward(*args, **kwargs)
@@ -285,7 +295,7 @@ def _hook_ddp(record: StepRecord) -> None:
         if pending:
             done, done_wall = time.perf_counter(), time.time()
             for timing in pending:
-                timing.reduced(record, done, done_wall)
+                timing.reduced(record, done, done_wall, _bucket_sent)
             pending.clear()
         return result
 
@@ -310,6 +320,7 @@ class _DdpTiming:
         self.pending = pending
         self.sync = False
         self.ready: tuple[float, float, int] | None = None  # the latest gradient ready: when, wall, which
+        self.thread = 0  # the thread its hook ran on: autograd's, which calls DDP's hook, then the comm hook
         if not hasattr(ddp, LEARNED):
             setattr(ddp, LEARNED, set())
         self.lasts: set[int] = getattr(ddp, LEARNED)
@@ -324,13 +335,23 @@ class _DdpTiming:
         if self.ready is None:
             self.pending.append(self)
         self.ready = (time.perf_counter(), time.time(), id(parameter))
+        self.thread = threading.get_ident()
 
-    def reduced(self, record: StepRecord, done: float, done_wall: float) -> None:
-        """The backward that made this model's gradients ready returned at ``done`` (wall ``done_wall``)."""
+    def reduced(self, record: StepRecord, done: float, done_wall: float, sent: list | None = None) -> None:
+        """The backward that made this model's gradients ready returned at ``done`` (wall ``done_wall``).
+        ``sent``: the collectives comm hooks called in that backward (perf_counter, wall, thread). The rank
+        arrived at the reduction at the first of them after its last gradient was ready, on that thread (our
+        gradient hook runs before DDP's, which calls the comm hook there), not when that gradient was ready:
+        the hook's work before its collective (compressing a bucket, or anything that delays it) is the rank's
+        own, and its peers, which wait for it in their reduction, are the ones waiting. The later ones do not
+        count: a hook calls them from a callback once the first is done (PowerSGD), after the peers arrived."""
         ready, ready_wall, last = self.ready
         self.ready = None
         if not self.sync:  # under no_sync(), or a backward DDP did not prepare for: nothing was reduced
             return
+        first = min((call for call in sent or () if call[2] == self.thread and call[0] > ready), default=None)
+        if first is not None:
+            ready, ready_wall = first[0], first[1]
         record.ddp_reduced(self.group, ready, ready_wall, done, done_wall)
         if self.learning:
             self.lasts.add(last)

@@ -36,6 +36,17 @@ def per_rank(verdicts: list[WindowVerdict]) -> dict[int, dict[str, Any]]:
     return result
 
 
+# No rank timed a collective, nor arrived at one, over the whole run: ranks that train apart do not hold each
+# other back, and their steps are compared all the same. `accelerate launch --multi_gpu` on CPUs, the script's
+# `Accelerator()` without `cpu=True`: accelerate set up no DDP (each rank printed its own loss) and the summary
+# said "collectives 0" on each rank and nothing more (session 41).
+NO_COLLECTIVE = (
+    "  no collective was timed on any rank: the ranks may each train on their own (no DDP set up: accelerate on "
+    "CPUs wants `Accelerator(cpu=True)`), or theirs run where the watch cannot time them (FSDP1's, a compiled "
+    "graph's)"
+)
+
+
 def summary_lines(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> list[str]:
     """The end-of-run summary: a head line, then one line per rank."""
     ranks = per_rank(verdicts)
@@ -61,6 +72,8 @@ def summary_lines(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> 
     shared = shared_cpus(verdicts)
     if shared:
         lines.append(f"  {shared}: which one waits for a CPU is the kernel's choice, none is named for it")
+    if all("wait" not in r and r["comm"] == 0 for r in ranks.values()):
+        lines.append(NO_COLLECTIVE)
     if not said:
         lines += waited_for_throughout(ranks)
     for rank, r in ranks.items():

@@ -187,6 +187,13 @@ OWN_RISE = 0.5
 # CPU: in the `host` false alarms the peer's fell by under a third of the named rank's rise.
 TRADED_PARTS = ("cpu",)
 TRADED = 0.5
+# Nor for its CPU time where its waiting for a CPU rose, against its own usual and beyond its peers' rise, by
+# KEPT_OFF times its CPU time's rise or more: a rank kept off its core by another process spends a little more
+# CPU time on the same work (cold caches after each preemption), and where the preemptions do not confirm the
+# busy core (`PREEMPTED_TOO`) that little was named `device`. nanoGPT's train.py with a busy process on rank 1's
+# core (2026-12-03, session 41): `device` 3% slower, its CPU time +3 ms and its waiting for a CPU +90 ms per step,
+# 27 times; its planted CPU work of 10% and 30% (as `device`): 1.3-5 times.
+KEPT_OFF = 8.0
 # Where the ranks of a host outnumber the CPUs they may run on (each rank publishes its CPUs, `record`), they take
 # the CPUs from each other: which of them waits for one is the kernel's choice of the moment, not the rank's
 # fault. Where one of them has waiting for a CPU (host) as its first cause, none of them is named for it, nor for
@@ -417,6 +424,7 @@ def judge_stretch(
                 )
                 and _rose_itself(name, mine[rank], (usual_own or {}).get(rank), middle)
                 and (rank in sharing or not _traded(name, rank, mine, usual_own or {}))
+                and not _kept_off(name, rank, mine, usual_own or {})
                 and (name not in PREEMPTED_TOO or rank in sharing or confirmed or not counted)
             ):
                 passed.append((middle, name))
@@ -553,6 +561,25 @@ def _traded(
     rise = median(row[k] for row in mine[rank]) - own_usual[rank][k]
     fall = -median(median(row[k] for row in mine[peer]) - own_usual[peer][k] for peer in peers)
     return rise > 0 and fall >= TRADED * rise
+
+
+def _kept_off(
+    name: str, rank: int, mine: Mapping[int, list[tuple[float, ...]]], own_usual: Mapping[int, list[float]]
+) -> bool:
+    """Whether the rank's CPU time (part ``name`` "cpu") rose beyond its own usual median while its waiting for
+    a CPU rose, beyond its peers' rise (the median of theirs), by `KEPT_OFF` times as much or more (False for
+    other parts, or without the usual figures)."""
+    if name != "cpu" or rank not in own_usual:
+        return False
+    cpu, off = PARTS.index("cpu"), PARTS.index("offcpu")
+
+    def rise(peer: int, k: int) -> float:
+        return median(row[k] for row in mine[peer]) - own_usual[peer][k]
+
+    peers = [peer for peer in mine if peer != rank and peer in own_usual and mine[peer]]
+    peers_off = median(rise(peer, off) for peer in peers) if peers else 0.0
+    grew = rise(rank, cpu)
+    return grew > 0 and rise(rank, off) - max(0.0, peers_off) >= KEPT_OFF * grew
 
 
 def _whole(
@@ -877,7 +904,8 @@ def _cause_text(
         longer = median(own_row[k] - peer_row[k] for own_row, peer_row in zip(mine, peers, strict=True))
         return (
             f"host (asleep or blocked outside next() and the collectives {_ms(longer)} per step longer than "
-            f"its peers{habit}: the training loop sleeps, or waits on a file, a lock or the device{loop_data})"
+            f"its peers{habit}: the training loop (or a DDP comm hook, before its collective) sleeps, or waits on "
+            f"a file, a lock or the device{loop_data})"
         )
     if part == "offcpu":
         return (
