@@ -44,6 +44,73 @@ def check_python(version_info=sys.version_info, executable: str = sys.executable
     return verdict("ok", f"Python {version} ({executable})", details)
 
 
+# What a run imports as its training stack: one of these taken from the wrong copy fails the run.
+STACK_MODULES = (
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "transformers",
+    "accelerate",
+    "datasets",
+    "deepspeed",
+    "lightning",
+    "pytorch_lightning",
+    "numpy",
+    "triton",
+    "safetensors",
+    "peft",
+)
+
+
+def check_shadowed_modules(shadows=None) -> Finding:
+    """A file or folder of yours, a ``PYTHONPATH`` entry or a ``pip install --user`` copy that ``import`` takes
+    before the installed package (``./torch.py``, ``transformers/`` on ``PYTHONPATH``): the run imports that,
+    not what ``pip list`` shows."""
+    verdict = verdict_of(check_shadowed_modules)
+    from torchdoctor.shadowing import shadows as find_shadows
+
+    found = find_shadows() if shadows is None else shadows
+    if not found:
+        return verdict(
+            "ok", "import takes every installed package from the environment (no local copy first)"
+        )
+    stack = [s for s in found if s.name in STACK_MODULES]
+    said = "; ".join(
+        f"{_home(s.found)} ({s.where}) hides the installed {s.name} ({_home(s.installed)})" for s in found
+    )
+    return verdict(
+        "fail" if stack else "warn",
+        f"{said}: a script run here imports that copy instead",
+        {"shadows": [vars(s) for s in found]},
+        "\n".join(dict.fromkeys(_unshadow(s) for s in found)),
+    )
+
+
+def _home(path: str) -> str:
+    home = os.path.expanduser("~")
+    return "~" + path[len(home) :] if home not in ("", "/") and path.startswith(home + os.sep) else path
+
+
+def _unshadow(shadow) -> str:
+    """The command that makes ``import`` take the installed copy again."""
+    found = _home(shadow.found)
+    if shadow.where == "this folder":
+        folder, base = os.path.split(found)
+        if base.endswith(".pyc"):
+            return f"rm {found}   # compiled code with no source left: a leftover"
+        return f"mv {found} {os.path.join(folder, 'my_' + base)}   # and import it under that name"
+    if shadow.where == "PYTHONPATH":
+        kept = [
+            p
+            for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+            if p and os.path.realpath(p) != shadow.entry
+        ]
+        return f"export PYTHONPATH={os.pathsep.join(kept)}" if kept else "unset PYTHONPATH"
+    if shadow.where.startswith("the user site"):
+        return f"export PYTHONNOUSERSITE=1   # python skips ~/.local; or remove that copy: rm -rf {found}*"
+    return f"python -c 'import sys; print(sys.path)'   # {shadow.entry} comes first: remove the .pth file or code adding it"
+
+
 def check_torch(version: str | None = None, cuda: str | None = None, hip: str | None = None) -> Finding:
     """The installed torch: its version (2.4 or newer) and what it was built for (CPU, CUDA, ROCm)."""
     verdict = verdict_of(check_torch)
@@ -75,6 +142,13 @@ def _torch_import_failed(failure: str) -> Finding:
             "torch is not installed",
             {"error": failure},
             "pip install torch  (https://pytorch.org/get-started/locally/ picks the right build)",
+        )
+    if "not the installed torch" in failure:
+        return verdict(
+            "fail",
+            f"{failure.split(': ', 1)[1]}; the checks that need torch are skipped",
+            {"error": failure},
+            "rename that file or folder (sys.shadowed_modules gives the command)",
         )
     trace = import_traceback()
     blamed = blamed_variables(failure, trace)

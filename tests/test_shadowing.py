@@ -1,0 +1,108 @@
+"""sys.shadowed_modules: a file or folder that `import` takes before the installed package."""
+
+import json
+import sysconfig
+
+from torchdoctor.shadowing import shadows
+from torchdoctor.system import check_shadowed_modules
+
+
+def _package(folder, name, init="") -> None:
+    (folder / name).mkdir(parents=True)
+    (folder / name / "__init__.py").write_text(init)
+
+
+def _layout(tmp_path):
+    """A run folder, a PYTHONPATH entry and an environment's site-packages, as real folders."""
+    run, extra, site = tmp_path / "run", tmp_path / "extra", tmp_path / "site-packages"
+    for name in ("torch", "transformers", "accelerate", "requests"):
+        _package(site, name)
+    run.mkdir()
+    _package(extra, "transformers", "__version__ = '4.0.0'")
+    return run, extra, site
+
+
+def _shadows(run, extra, site, **environ):
+    stdlib = sysconfig.get_paths()["stdlib"]
+    return shadows(
+        cwd=str(run),
+        search_path=[str(extra), stdlib, str(site)],
+        environ={"PYTHONPATH": str(extra), **environ},
+        installed=[str(site), stdlib],
+    )
+
+
+def test_a_local_file_a_pythonpath_copy_and_a_leftover_pyc_each_hide_the_installed_package(tmp_path):
+    run, extra, site = _layout(tmp_path)
+    (run / "torch.py").write_text("print('my helpers')\n")
+    (run / "requests.cpython-311.pyc").write_bytes(b"")  # an extension-less leftover is still imported
+    (run / "utils.py").write_text("")  # nothing installed is called utils: hides nothing
+    (run / "accelerate").mkdir()  # no __init__.py: a namespace portion, the installed package wins
+    found = {s.name: s for s in _shadows(run, extra, site)}
+    assert set(found) == {"torch", "transformers"}, found
+    assert found["torch"].where == "this folder" and found["torch"].found == str(run / "torch.py")
+    assert found["torch"].installed == str(site / "torch")
+    assert found["transformers"].where == "PYTHONPATH" and found["transformers"].found == str(
+        extra / "transformers"
+    )
+
+
+def test_a_sourceless_pyc_in_the_folder_is_imported_and_reported(tmp_path):
+    run, extra, site = _layout(tmp_path)
+    (run / "accelerate.pyc").write_bytes(b"")
+    found = {s.name: s.found for s in _shadows(run, extra, site)}
+    assert found["accelerate"] == str(run / "accelerate.pyc")
+
+
+def test_pythonsafepath_keeps_the_folder_off_the_path(tmp_path):
+    run, extra, site = _layout(tmp_path)
+    (run / "torch.py").write_text("")
+    assert [s.name for s in _shadows(run, extra, site, PYTHONSAFEPATH="1")] == ["transformers"]
+
+
+def test_a_standard_module_counts_only_when_a_run_imports_it(tmp_path):
+    run, extra, site = _layout(tmp_path)
+    (run / "random.py").write_text("")  # tempfile, which torch imports, takes `from random import Random`
+    (run / "test.py").write_text("")  # the standard `test` package: nothing a run imports
+    names = [s.name for s in _shadows(run, extra, site)]
+    assert "random" in names and "test" not in names
+
+
+def test_the_check_fails_on_the_training_stack_warns_on_the_rest_and_gives_each_command(
+    tmp_path, monkeypatch
+):
+    run, extra, site = _layout(tmp_path)
+    (run / "torch.py").write_text("")
+    (run / "random.py").write_text("")
+    (run / "accelerate.pyc").write_bytes(b"")
+    monkeypatch.setenv("PYTHONPATH", f"/opt/keep:{extra}")
+    finding = check_shadowed_modules(_shadows(run, extra, site))
+    assert finding.id == "sys.shadowed_modules" and finding.status == "fail"
+    assert f"{run / 'torch.py'} (this folder) hides the installed torch ({site / 'torch'})" in finding.summary
+    assert f"mv {run / 'torch.py'} {run / 'my_torch.py'}" in finding.fix
+    assert f"rm {run / 'accelerate.pyc'}" in finding.fix
+    assert "export PYTHONPATH=/opt/keep\n" in finding.fix + "\n"
+    only_stdlib = check_shadowed_modules([s for s in _shadows(run, extra, site) if s.name == "random"])
+    assert only_stdlib.status == "warn"
+    assert check_shadowed_modules([]).status == "ok"
+
+
+def test_check_run_beside_a_torch_py_names_it_instead_of_crashing(cli, tmp_path):
+    (tmp_path / "torch.py").write_text("value = 1\n")
+    result = cli(
+        "check",
+        "--json",
+        *("--only", "sys.shadowed_modules", "--only", "sys.torch", "--only", "sys.accelerators"),
+        cwd=tmp_path,
+        timeout=180,
+    )
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert result.stderr == ""
+    findings = {f["id"]: f for f in json.loads(result.stdout)["findings"]}
+    assert findings["sys.shadowed_modules"]["status"] == "fail"
+    assert findings["sys.torch"]["status"] == "fail"
+    assert findings["sys.torch"]["summary"].startswith(
+        f"import torch took {tmp_path / 'torch.py'}, not the installed"
+    )
+    assert findings["sys.accelerators"]["status"] == "skip"
+    assert not any("crashed" in f["summary"] for f in findings.values())
