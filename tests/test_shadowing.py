@@ -106,3 +106,53 @@ def test_check_run_beside_a_torch_py_names_it_instead_of_crashing(cli, tmp_path)
     )
     assert findings["sys.accelerators"]["status"] == "skip"
     assert not any("crashed" in f["summary"] for f in findings.values())
+
+
+def _environment(root, *commands, shebang=None):
+    """A virtual environment's bin/ with a python and pip-made scripts naming it on their first line."""
+    bin_dir = root / "bin"
+    bin_dir.mkdir(parents=True)
+    (root / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (bin_dir / "python").write_text("")
+    (bin_dir / "python").chmod(0o755)
+    (bin_dir / "activate").write_text("")
+    for command in commands:
+        (bin_dir / command).write_text(f"{shebang or '#!' + str(bin_dir / 'python')}\nimport sys\n")
+        (bin_dir / command).chmod(0o755)
+    return bin_dir
+
+
+def test_pip_and_torchrun_from_another_environment_than_python_warn_with_the_module_form(tmp_path):
+    from torchdoctor.system import check_python_commands
+
+    mine = _environment(tmp_path / "mine")
+    other = _environment(tmp_path / "other", "pip", "torchrun")
+    finding = check_python_commands({"PATH": f"{mine}:{other}"})
+    assert finding.id == "sys.python_commands" and finding.status == "warn"
+    assert f"pip on PATH ({other / 'pip'}) runs {other / 'python'}" in finding.summary
+    assert f"not python on PATH ({mine / 'python'})" in finding.summary
+    assert "python -m pip ...   # instead of pip" in finding.fix
+    assert (
+        f"python -m torch.distributed.run ...   # instead of torchrun: the python on PATH; or: source {other / 'activate'}"
+        in finding.fix
+    )
+    same = check_python_commands({"PATH": f"{other}:{mine}"})
+    assert same.status == "ok" and "pip, torchrun: none from another environment" in same.summary
+
+
+def test_pips_sh_launcher_for_long_paths_and_env_shebangs_are_read_right(tmp_path):
+    from torchdoctor.system import check_python_commands
+
+    mine = _environment(tmp_path / "mine")
+    other = _environment(tmp_path / "other")
+    long_form = f"#!/bin/sh\n'''exec' \"{other / 'python'}\" \"$0\" \"$@\"\n' '''"
+    (mine / "torchrun").write_text(f"{long_form}\nimport sys\n")
+    (mine / "pip").write_text("#!/usr/bin/env python3\nimport sys\n")  # whatever python is on PATH: the same
+    for command in ("torchrun", "pip"):
+        (mine / command).chmod(0o755)
+    finding = check_python_commands({"PATH": str(mine)})
+    assert (
+        finding.status == "warn"
+        and "torchrun on PATH" in finding.summary
+        and "pip on PATH" not in finding.summary
+    )

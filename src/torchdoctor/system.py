@@ -111,6 +111,91 @@ def _unshadow(shadow) -> str:
     return f"python -c 'import sys; print(sys.path)'   # {shadow.entry} comes first: remove the .pth file or code adding it"
 
 
+# Commands that install into, or start, the environment of the interpreter their first line names.
+PYTHON_COMMANDS: dict[str, str | None] = {
+    "pip": "python -m pip",
+    "pip3": "python -m pip",
+    "torchrun": "python -m torch.distributed.run",
+    "accelerate": "python -m accelerate.commands.accelerate_cli",
+    "deepspeed": None,  # its launcher is a plain script: no module form
+}
+
+
+def check_python_commands(environ=None, executable: str = sys.executable) -> Finding:
+    """``pip``, ``torchrun``, ``accelerate`` or ``deepspeed`` on ``PATH`` from another environment than ``python``
+    on ``PATH``: ``pip install`` goes where ``python`` does not look, ``torchrun`` starts another torch."""
+    verdict = verdict_of(check_python_commands)
+    import shutil
+
+    environ = os.environ if environ is None else environ
+    path = environ.get("PATH", "")
+    python = shutil.which("python", path=path) or shutil.which("python3", path=path) or executable
+    home = _environment_of(python)
+    details: dict = {"python": python, "environment": home, "commands": {}}
+    other = {}
+    for command, module_form in PYTHON_COMMANDS.items():
+        found = shutil.which(command, path=path)
+        interpreter = _interpreter_of(found) if found else None
+        if interpreter is None:
+            continue
+        details["commands"][command] = {"path": found, "python": interpreter}
+        if _environment_of(interpreter) != home:
+            other[command] = (found, interpreter, module_form)
+    if not other:
+        checked = ", ".join(details["commands"]) or "no pip, torchrun or accelerate script on PATH"
+        return verdict("ok", f"python on PATH is {python}; {checked}: none from another environment", details)
+    said = "; ".join(
+        f"{command} on PATH ({found}) runs {python_of}" for command, (found, python_of, _) in other.items()
+    )
+    return verdict(
+        "warn",
+        f"{said}, not python on PATH ({python}): it installs into or starts another environment",
+        details,
+        "\n".join(
+            _same_environment(command, python_of, form) for command, (_, python_of, form) in other.items()
+        ),
+    )
+
+
+def _same_environment(command: str, interpreter: str, module_form: str | None) -> str:
+    """Run the command with the python on PATH, or switch to the environment the command comes from."""
+    activate = os.path.join(os.path.dirname(interpreter), "activate")
+    switch = f"source {activate}" if os.path.isfile(activate) else f"use {interpreter} for the run"
+    if module_form is None:
+        return f"{switch}   # the environment {command} comes from; or pip install {command} for the python on PATH"
+    return f"{module_form} ...   # instead of {command}: the python on PATH; or: {switch}"
+
+
+_SH_EXEC = "'''exec' "  # pip's launcher for an interpreter path too long for #!: /bin/sh, then this line
+
+
+def _interpreter_of(script: str) -> str | None:
+    """The interpreter a pip-made script starts: its ``#!`` line, or the ``exec`` line of the ``/bin/sh`` form
+    pip writes for paths too long for ``#!``; ``None`` for ``#!/usr/bin/env python`` (whatever is on PATH)."""
+    try:
+        with open(script, "rb") as file:
+            head = file.read(1024).decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    if not head or not head[0].startswith("#!"):
+        return None
+    words = head[0][2:].split()
+    if words and words[0] == "/bin/sh" and len(head) > 1 and head[1].startswith(_SH_EXEC):
+        words = [head[1][len(_SH_EXEC) :].split()[0].strip('"')]
+    if not words or "python" not in os.path.basename(words[0]):
+        return None  # #!/usr/bin/env python: the python on PATH; or not a Python script
+    return words[0]
+
+
+def _environment_of(interpreter: str) -> str:
+    """The environment an interpreter belongs to: the virtual environment around ``bin/python`` (its
+    ``pyvenv.cfg``), else the interpreter itself with its links resolved."""
+    prefix = os.path.dirname(os.path.dirname(os.path.abspath(interpreter)))
+    if os.path.isfile(os.path.join(prefix, "pyvenv.cfg")):
+        return os.path.realpath(prefix)
+    return os.path.realpath(interpreter)
+
+
 def check_torch(version: str | None = None, cuda: str | None = None, hip: str | None = None) -> Finding:
     """The installed torch: its version (2.4 or newer) and what it was built for (CPU, CUDA, ROCm)."""
     verdict = verdict_of(check_torch)
