@@ -156,3 +156,35 @@ def test_pips_sh_launcher_for_long_paths_and_env_shebangs_are_read_right(tmp_pat
         and "torchrun on PATH" in finding.summary
         and "pip on PATH" not in finding.summary
     )
+
+
+def _dist(site, folder, metadata):
+    (site / folder).mkdir(parents=True)
+    (site / folder / "METADATA").write_text(metadata)
+
+
+def test_what_a_stopped_pip_left_is_named_and_its_version_is_not_read_as_installed(tmp_path):
+    import importlib.metadata
+
+    from torchdoctor.package_conflicts import installed
+    from torchdoctor.system import check_package_leftovers
+
+    site, user = tmp_path / "site-packages", tmp_path / "user-site"  # the user site is read first
+    _dist(user, "~orch-2.5.1.dist-info", "Metadata-Version: 2.1\nName: torch\nVersion: 2.5.1\n")
+    _dist(site, "torch-2.13.0.dist-info", "Metadata-Version: 2.1\nName: torch\nVersion: 2.13.0\n")
+    _dist(site, "foo-1.0.dist-info", "Metadata-Version: 2.1\n\nName: not a header\n")
+    (site / "~orch").mkdir()
+    assert installed(importlib.metadata.distributions(path=[str(user), str(site)]))["torch"][0] == "2.13.0"
+    finding = check_package_leftovers([str(site), str(user)])
+    assert finding.id == "sys.package_leftovers" and finding.status == "warn"
+    assert (
+        f"{site / 'foo-1.0.dist-info'}, {site / '~orch'}, {user / '~orch-2.5.1.dist-info'}: left by a pip"
+        in (finding.summary)
+    )
+    assert f"rm -rf {site / '~orch'}\n" in finding.fix
+    assert "python -m pip install --force-reinstall --no-deps 'foo==1.0'" in finding.fix
+    (site / "~orch").rmdir()
+    for leftover in (user / "~orch-2.5.1.dist-info", site / "foo-1.0.dist-info"):
+        (leftover / "METADATA").unlink()
+        leftover.rmdir()
+    assert check_package_leftovers([str(site), str(user)]) is None

@@ -506,6 +506,39 @@ def check_packages(packages: dict | None = None) -> Finding:
     )
 
 
+def check_package_leftovers(folders=None) -> Finding | None:
+    """What a stopped ``pip`` left in site-packages: ``~orch`` folders of a half-done uninstall or upgrade, or a
+    ``*.dist-info`` with no package name; pip warns "Ignoring invalid distribution" and skips them."""
+    verdict = verdict_of(check_package_leftovers)
+    import site
+
+    from torchdoctor.package_conflicts import leftovers
+
+    if folders is None:
+        folders = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
+    found = leftovers(folders)
+    if not found:
+        return None  # nothing left behind: nothing to say
+    fixes = []
+    for path in found:
+        base = os.path.basename(path)
+        if base.startswith("~"):
+            fixes.append(f"rm -rf {_home(path)}")
+        else:
+            name, _, version = base.removesuffix(".dist-info").partition("-")
+            fixes.append(
+                f"rm -rf {_home(path)} && python -m pip install --force-reinstall --no-deps '{name}=={version}'"
+            )
+    return verdict(
+        "warn",
+        f"{', '.join(_home(p) for p in found)}: left by a pip that stopped half-way; pip skips "
+        f'{"them" if len(found) > 1 else "it"} ("Ignoring invalid distribution") and the package may be '
+        "half installed",
+        {"leftovers": found},
+        "\n".join(fixes),
+    )
+
+
 def check_visible_devices(environ=None) -> Finding | None:
     """``CUDA_VISIBLE_DEVICES`` with an entry CUDA cannot read (not a GPU index, ``GPU-<uuid>`` or
     ``MIG-<uuid>``): CUDA keeps the GPUs before it and drops it and every one after, so a bad first entry
