@@ -188,3 +188,24 @@ def test_what_a_stopped_pip_left_is_named_and_its_version_is_not_read_as_install
         (leftover / "METADATA").unlink()
         leftover.rmdir()
     assert check_package_leftovers([str(site), str(user)]) is None
+
+
+def test_torch_only_in_the_user_site_that_pythonnousersite_hides_is_named(tmp_path):
+    from types import SimpleNamespace
+
+    from torchdoctor.system import user_site_copy
+
+    user = tmp_path / "user-site"
+    _package(user, "torch")
+    off, on = SimpleNamespace(no_user_site=0), SimpleNamespace(no_user_site=1)
+    hidden = {"PYTHONNOUSERSITE": "1"}
+    shared, isolated = tmp_path / "shared-venv", tmp_path / "venv"
+    shared.mkdir()
+    (shared / "pyvenv.cfg").write_text("include-system-site-packages = true\n")
+    isolated.mkdir()
+    (isolated / "pyvenv.cfg").write_text("include-system-site-packages = false\n")
+    assert user_site_copy("torch", hidden, str(user), off, str(shared)) == str(user / "torch")
+    assert user_site_copy("torch", {}, str(user), on, str(shared)) == str(user / "torch")  # python -s
+    assert user_site_copy("torch", {}, str(user), off, str(shared)) is None  # the user site is read
+    assert user_site_copy("transformers", hidden, str(user), off, str(shared)) is None  # no copy there
+    assert user_site_copy("torch", hidden, str(user), off, str(isolated)) is None  # never reads it anyway

@@ -222,6 +222,15 @@ def _torch_import_failed(failure: str) -> Finding:
     """``import torch`` failed: name the variable to blame when one is, with its fix."""
     verdict = verdict_of(check_torch)
     if failure.startswith("ModuleNotFoundError: No module named 'torch'"):
+        hidden = user_site_copy("torch")
+        if hidden:
+            return verdict(
+                "fail",
+                f"torch is installed only in the user site ({_home(hidden)}), which PYTHONNOUSERSITE="
+                f"{os.environ.get('PYTHONNOUSERSITE', '')!r} (or python -s) hides",
+                {"error": failure, "user_site_copy": hidden},
+                "unset PYTHONNOUSERSITE   # or install torch here: python -m pip install torch",
+            )
         return verdict(
             "fail",
             "torch is not installed",
@@ -244,6 +253,33 @@ def _torch_import_failed(failure: str) -> Finding:
         {"error": failure, "variables": {n: os.environ[n] for n in blamed}, "traceback": trace},
         fix_for(blamed),
     )
+
+
+def user_site_copy(
+    name: str, environ=None, user_site: str | None = None, flags=sys.flags, prefix: str = sys.prefix
+) -> str | None:
+    """The copy of ``name`` in the user site (``pip install --user``) that ``PYTHONNOUSERSITE``/``python -s``
+    keeps off the path, where the user site would otherwise be read (not in an isolated venv)."""
+    import site
+
+    environ = os.environ if environ is None else environ
+    if not (flags.no_user_site or environ.get("PYTHONNOUSERSITE")) or _isolated_venv(prefix):
+        return None
+    user_site = site.getusersitepackages() if user_site is None else user_site
+    for candidate in (os.path.join(user_site, name), os.path.join(user_site, f"{name}.py")):
+        if os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def _isolated_venv(prefix: str = sys.prefix) -> bool:
+    """A virtual environment made without ``--system-site-packages``: it never reads the user site."""
+    try:
+        with open(os.path.join(prefix, "pyvenv.cfg"), encoding="utf-8") as file:
+            text = file.read().lower().replace(" ", "")
+    except OSError:
+        return False
+    return "include-system-site-packages=false" in text
 
 
 def visible_accelerators() -> dict:
