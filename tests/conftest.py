@@ -480,7 +480,7 @@ PROCESS_TESTS = {
     "test_reproducibility": {
         "test_another_process_draws_the_same_numbers_whatever_its_hash_seed",
     },
-    "test_shadowing": {
+    "test_python_environment": {
         "test_check_run_beside_a_torch_py_names_it_instead_of_crashing",
     },
     "test_system_checks": {

@@ -44,6 +44,170 @@ def check_python(version_info=sys.version_info, executable: str = sys.executable
     return verdict("ok", f"Python {version} ({executable})", details)
 
 
+def check_torch(version: str | None = None, cuda: str | None = None, hip: str | None = None) -> Finding:
+    """The installed torch: its version (2.4 or newer) and what it was built for (CPU, CUDA, ROCm)."""
+    verdict = verdict_of(check_torch)
+    if version is None:
+        failure = import_torch()
+        if failure is not None:
+            return _torch_import_failed(failure)
+        import torch
+
+        version, cuda, hip = torch.__version__, torch.version.cuda, getattr(torch.version, "hip", None)
+    build = torch_build(version, cuda, hip)
+    details = {"version": version, "build": build, "cuda": cuda, "hip": hip}
+    if Version(Version(version).base_version) < MIN_TORCH:
+        return verdict(
+            "fail",
+            f"torch {version} is older than {MIN_TORCH}, the oldest torchdoctor supports",
+            details,
+            f"pip install --upgrade 'torch>={MIN_TORCH}'",
+        )
+    return verdict("ok", f"torch {version} ({build} build)", details)
+
+
+def _torch_import_failed(failure: str) -> Finding:
+    """``import torch`` failed: name the variable to blame when one is, with its fix."""
+    verdict = verdict_of(check_torch)
+    if failure.startswith("ModuleNotFoundError: No module named 'torch'"):
+        hidden = user_site_copy("torch")
+        if hidden:
+            return verdict(
+                "fail",
+                f"torch is installed only in the user site ({_home(hidden)}), which PYTHONNOUSERSITE="
+                f"{os.environ.get('PYTHONNOUSERSITE', '')!r} (or python -s) hides",
+                {"error": failure, "user_site_copy": hidden},
+                "unset PYTHONNOUSERSITE   # or install torch here: python -m pip install torch",
+            )
+        return verdict(
+            "fail",
+            "torch is not installed",
+            {"error": failure},
+            "pip install torch  (https://pytorch.org/get-started/locally/ picks the right build)",
+        )
+    if "not the installed torch" in failure:
+        return verdict(
+            "fail",
+            f"{failure.split(': ', 1)[1]}; the checks that need torch are skipped",
+            {"error": failure},
+            "rename that file or folder (sys.shadowed_modules gives the command)",
+        )
+    trace = import_traceback()
+    blamed = blamed_variables(failure, trace)
+    because = f" because of {', '.join(f'{n}={os.environ[n]!r}' for n in blamed)}" if blamed else ""
+    return verdict(
+        "fail",
+        f"import torch fails{because}: {failure.rstrip('.:')}; the checks that need torch are skipped",
+        {"error": failure, "variables": {n: os.environ[n] for n in blamed}, "traceback": trace},
+        fix_for(blamed),
+    )
+
+
+def user_site_copy(
+    name: str, environ=None, user_site: str | None = None, flags=sys.flags, prefix: str = sys.prefix
+) -> str | None:
+    """The copy of ``name`` in the user site (``pip install --user``) that ``PYTHONNOUSERSITE``/``python -s``
+    keeps off the path, where the user site would otherwise be read (not in an isolated venv)."""
+    import site
+
+    environ = os.environ if environ is None else environ
+    if not (flags.no_user_site or environ.get("PYTHONNOUSERSITE")) or _isolated_venv(prefix):
+        return None
+    user_site = site.getusersitepackages() if user_site is None else user_site
+    for candidate in (os.path.join(user_site, name), os.path.join(user_site, f"{name}.py")):
+        if os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def _isolated_venv(prefix: str = sys.prefix) -> bool:
+    """A virtual environment made without ``--system-site-packages``: it never reads the user site."""
+    try:
+        with open(os.path.join(prefix, "pyvenv.cfg"), encoding="utf-8") as file:
+            text = file.read().lower().replace(" ", "")
+    except OSError:
+        return False
+    return "include-system-site-packages=false" in text
+
+
+def visible_accelerators() -> dict:
+    """What this process can see: CUDA/ROCm devices with names and capabilities, MPS, XPU."""
+    import torch
+
+    seen: dict = {"cuda": [], "mps": False, "xpu": 0}
+    if torch.cuda.is_available():
+        for index in range(torch.cuda.device_count()):
+            props = torch.cuda.get_device_properties(index)
+            seen["cuda"].append(
+                {
+                    "index": index,
+                    "name": props.name,
+                    "capability": f"{props.major}.{props.minor}",
+                    "memory_gib": round(props.total_memory / 2**30, 1),
+                }
+            )
+    mps = getattr(torch.backends, "mps", None)
+    seen["mps"] = bool(mps and mps.is_available())
+    xpu = getattr(torch, "xpu", None)
+    seen["xpu"] = xpu.device_count() if xpu is not None and xpu.is_available() else 0
+    return seen
+
+
+def check_accelerators(
+    seen: dict | None = None, build: str | None = None, environ=None, listed=None, driver: str | None = None
+) -> Finding:
+    """Which GPUs this process sees; a CUDA/ROCm build that sees none, or a CPU build where nvidia-smi lists
+    GPUs, is a warning with the likely cause."""
+    verdict = verdict_of(check_accelerators)
+    import os
+
+    environ = os.environ if environ is None else environ
+    if seen is None:
+        import torch
+
+        seen = visible_accelerators()
+        build = torch_build(torch.__version__, torch.version.cuda, getattr(torch.version, "hip", None))
+    gpus = seen.get("cuda", [])
+    if gpus:
+        names = ", ".join(f"{g['index']}: {g['name']} (sm_{g['capability'].replace('.', '')})" for g in gpus)
+        return verdict("ok", f"{len(gpus)} GPU(s) visible — {names}", seen)
+    if seen.get("mps"):
+        return verdict("ok", "Apple MPS device visible", seen)
+    if seen.get("xpu"):
+        return verdict("ok", f"{seen['xpu']} Intel XPU device(s) visible", seen)
+    if build and build != "CPU":
+        hidden = environ.get("CUDA_VISIBLE_DEVICES")
+        if hidden is not None and hidden.strip() in ("", "-1"):
+            fix = f"CUDA_VISIBLE_DEVICES={hidden!r} hides every GPU: unset it or list the GPUs to use."
+        else:
+            fix = "Run `nvidia-smi` (or `rocm-smi`): if it fails, the driver is missing or not loaded."
+        return verdict(
+            "warn",
+            f"torch is a {build} build but sees no GPU",
+            seen | {"build": build},
+            fix,
+        )
+    if build == "CPU":
+        if listed is None:
+            from torchdoctor.env.driver import driver_version, gpus_from_nvidia_smi
+
+            listed = gpus_from_nvidia_smi(environ=environ)
+            driver = driver_version(environ=environ)[0] if listed else None
+        if listed:
+            from torchdoctor.env.checks import newest_wheel_for_driver, torch_index_url
+
+            names = ", ".join(dict.fromkeys(name for name, _ in listed))
+            cuda = newest_wheel_for_driver(driver) or "12.8"
+            return verdict(
+                "warn",
+                f"torch is a CPU build, but nvidia-smi lists {len(listed)} GPU(s) ({names}): the run uses "
+                "the CPU only",
+                seen | {"build": build, "nvidia_smi": [list(gpu) for gpu in listed], "driver": driver},
+                f"pip install --force-reinstall torch --index-url {torch_index_url(cuda)}",
+            )
+    return verdict("ok", "no GPU visible; CPU build of torch (communication tests use gloo)", seen)
+
+
 # What a run imports as its training stack: one of these taken from the wrong copy fails the run.
 STACK_MODULES = (
     "torch",
@@ -194,149 +358,6 @@ def _environment_of(interpreter: str) -> str:
     if os.path.isfile(os.path.join(prefix, "pyvenv.cfg")):
         return os.path.realpath(prefix)
     return os.path.realpath(interpreter)
-
-
-def check_torch(version: str | None = None, cuda: str | None = None, hip: str | None = None) -> Finding:
-    """The installed torch: its version (2.4 or newer) and what it was built for (CPU, CUDA, ROCm)."""
-    verdict = verdict_of(check_torch)
-    if version is None:
-        failure = import_torch()
-        if failure is not None:
-            return _torch_import_failed(failure)
-        import torch
-
-        version, cuda, hip = torch.__version__, torch.version.cuda, getattr(torch.version, "hip", None)
-    build = torch_build(version, cuda, hip)
-    details = {"version": version, "build": build, "cuda": cuda, "hip": hip}
-    if Version(Version(version).base_version) < MIN_TORCH:
-        return verdict(
-            "fail",
-            f"torch {version} is older than {MIN_TORCH}, the oldest torchdoctor supports",
-            details,
-            f"pip install --upgrade 'torch>={MIN_TORCH}'",
-        )
-    return verdict("ok", f"torch {version} ({build} build)", details)
-
-
-def _torch_import_failed(failure: str) -> Finding:
-    """``import torch`` failed: name the variable to blame when one is, with its fix."""
-    verdict = verdict_of(check_torch)
-    if failure.startswith("ModuleNotFoundError: No module named 'torch'"):
-        hidden = user_site_copy("torch")
-        if hidden:
-            return verdict(
-                "fail",
-                f"torch is installed only in the user site ({_home(hidden)}), which PYTHONNOUSERSITE="
-                f"{os.environ.get('PYTHONNOUSERSITE', '')!r} (or python -s) hides",
-                {"error": failure, "user_site_copy": hidden},
-                "unset PYTHONNOUSERSITE   # or install torch here: python -m pip install torch",
-            )
-        return verdict(
-            "fail",
-            "torch is not installed",
-            {"error": failure},
-            "pip install torch  (https://pytorch.org/get-started/locally/ picks the right build)",
-        )
-    if "not the installed torch" in failure:
-        return verdict(
-            "fail",
-            f"{failure.split(': ', 1)[1]}; the checks that need torch are skipped",
-            {"error": failure},
-            "rename that file or folder (sys.shadowed_modules gives the command)",
-        )
-    trace = import_traceback()
-    blamed = blamed_variables(failure, trace)
-    because = f" because of {', '.join(f'{n}={os.environ[n]!r}' for n in blamed)}" if blamed else ""
-    return verdict(
-        "fail",
-        f"import torch fails{because}: {failure.rstrip('.:')}; the checks that need torch are skipped",
-        {"error": failure, "variables": {n: os.environ[n] for n in blamed}, "traceback": trace},
-        fix_for(blamed),
-    )
-
-
-def user_site_copy(
-    name: str, environ=None, user_site: str | None = None, flags=sys.flags, prefix: str = sys.prefix
-) -> str | None:
-    """The copy of ``name`` in the user site (``pip install --user``) that ``PYTHONNOUSERSITE``/``python -s``
-    keeps off the path, where the user site would otherwise be read (not in an isolated venv)."""
-    import site
-
-    environ = os.environ if environ is None else environ
-    if not (flags.no_user_site or environ.get("PYTHONNOUSERSITE")) or _isolated_venv(prefix):
-        return None
-    user_site = site.getusersitepackages() if user_site is None else user_site
-    for candidate in (os.path.join(user_site, name), os.path.join(user_site, f"{name}.py")):
-        if os.path.exists(candidate):
-            return candidate
-    return None
-
-
-def _isolated_venv(prefix: str = sys.prefix) -> bool:
-    """A virtual environment made without ``--system-site-packages``: it never reads the user site."""
-    try:
-        with open(os.path.join(prefix, "pyvenv.cfg"), encoding="utf-8") as file:
-            text = file.read().lower().replace(" ", "")
-    except OSError:
-        return False
-    return "include-system-site-packages=false" in text
-
-
-def visible_accelerators() -> dict:
-    """What this process can see: CUDA/ROCm devices with names and capabilities, MPS, XPU."""
-    import torch
-
-    seen: dict = {"cuda": [], "mps": False, "xpu": 0}
-    if torch.cuda.is_available():
-        for index in range(torch.cuda.device_count()):
-            props = torch.cuda.get_device_properties(index)
-            seen["cuda"].append(
-                {
-                    "index": index,
-                    "name": props.name,
-                    "capability": f"{props.major}.{props.minor}",
-                    "memory_gib": round(props.total_memory / 2**30, 1),
-                }
-            )
-    mps = getattr(torch.backends, "mps", None)
-    seen["mps"] = bool(mps and mps.is_available())
-    xpu = getattr(torch, "xpu", None)
-    seen["xpu"] = xpu.device_count() if xpu is not None and xpu.is_available() else 0
-    return seen
-
-
-def check_accelerators(seen: dict | None = None, build: str | None = None, environ=None) -> Finding:
-    """Which GPUs this process sees; a CUDA/ROCm build that sees none is a warning with the likely cause."""
-    verdict = verdict_of(check_accelerators)
-    import os
-
-    environ = os.environ if environ is None else environ
-    if seen is None:
-        import torch
-
-        seen = visible_accelerators()
-        build = torch_build(torch.__version__, torch.version.cuda, getattr(torch.version, "hip", None))
-    gpus = seen.get("cuda", [])
-    if gpus:
-        names = ", ".join(f"{g['index']}: {g['name']} (sm_{g['capability'].replace('.', '')})" for g in gpus)
-        return verdict("ok", f"{len(gpus)} GPU(s) visible — {names}", seen)
-    if seen.get("mps"):
-        return verdict("ok", "Apple MPS device visible", seen)
-    if seen.get("xpu"):
-        return verdict("ok", f"{seen['xpu']} Intel XPU device(s) visible", seen)
-    if build and build != "CPU":
-        hidden = environ.get("CUDA_VISIBLE_DEVICES")
-        if hidden is not None and hidden.strip() in ("", "-1"):
-            fix = f"CUDA_VISIBLE_DEVICES={hidden!r} hides every GPU: unset it or list the GPUs to use."
-        else:
-            fix = "Run `nvidia-smi` (or `rocm-smi`): if it fails, the driver is missing or not loaded."
-        return verdict(
-            "warn",
-            f"torch is a {build} build but sees no GPU",
-            seen | {"build": build},
-            fix,
-        )
-    return verdict("ok", "no GPU visible; CPU build of torch (communication tests use gloo)", seen)
 
 
 MIN_KERNEL = (5, 5)

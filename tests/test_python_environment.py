@@ -1,4 +1,5 @@
-"""sys.shadowed_modules: a file or folder that `import` takes before the installed package."""
+"""The Python environment users break: a local copy import takes first (sys.shadowed_modules), pip or torchrun
+from another environment, what a stopped pip left, torch hidden in the user site, a CPU torch beside GPUs."""
 
 import json
 import sysconfig
@@ -209,3 +210,18 @@ def test_torch_only_in_the_user_site_that_pythonnousersite_hides_is_named(tmp_pa
     assert user_site_copy("torch", {}, str(user), off, str(shared)) is None  # the user site is read
     assert user_site_copy("transformers", hidden, str(user), off, str(shared)) is None  # no copy there
     assert user_site_copy("torch", hidden, str(user), off, str(isolated)) is None  # never reads it anyway
+
+
+def test_a_cpu_torch_where_nvidia_smi_lists_gpus_warns_with_the_cuda_wheel_the_driver_runs():
+    from torchdoctor.system import check_accelerators
+
+    nothing = {"cuda": [], "mps": False, "xpu": 0}
+    listed = [("NVIDIA H100 80GB HBM3", "9.0"), ("NVIDIA H100 80GB HBM3", "9.0")]
+    finding = check_accelerators(nothing, "CPU", {}, listed=listed, driver="550.54.15")
+    assert finding.id == "sys.accelerators" and finding.status == "warn"
+    assert "CPU build, but nvidia-smi lists 2 GPU(s) (NVIDIA H100 80GB HBM3)" in finding.summary
+    assert (
+        finding.fix
+        == "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu129"
+    )  # CUDA 12 minor compatibility
+    assert check_accelerators(nothing, "CPU", {}, listed=[]).status == "ok"
