@@ -225,3 +225,22 @@ def test_a_cpu_torch_where_nvidia_smi_lists_gpus_warns_with_the_cuda_wheel_the_d
         == "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu129"
     )  # CUDA 12 minor compatibility
     assert check_accelerators(nothing, "CPU", {}, listed=[]).status == "ok"
+
+
+def test_a_pth_file_that_puts_an_old_copy_first_is_named_in_the_fix(tmp_path, monkeypatch):
+    import site
+
+    from torchdoctor.shadowing import Shadow
+
+    run, extra, site_packages = _layout(tmp_path)
+    old = tmp_path / "old-site"
+    _package(old, "accelerate")
+    (site_packages / "zz-old.pth").write_text(f"import sys; sys.path.insert(0, {str(old)!r})\n")
+    monkeypatch.setattr(site, "getsitepackages", lambda: [str(site_packages)])
+    shadow = Shadow(
+        "accelerate", str(old / "accelerate"), str(old), "sys.path", str(site_packages / "accelerate")
+    )
+    finding = check_shadowed_modules([shadow])
+    assert finding.status == "fail" and finding.fix.startswith(
+        f"rm {site_packages / 'zz-old.pth'}   # it puts"
+    )

@@ -272,7 +272,27 @@ def _unshadow(shadow) -> str:
         return f"export PYTHONPATH={os.pathsep.join(kept)}" if kept else "unset PYTHONPATH"
     if shadow.where.startswith("the user site"):
         return f"export PYTHONNOUSERSITE=1   # python skips ~/.local; or remove that copy: rm -rf {found}*"
+    pth = _pth_adding(shadow.entry)
+    if pth:
+        return f"rm {_home(pth)}   # it puts {_home(shadow.entry)} on sys.path before the installed packages"
     return f"python -c 'import sys; print(sys.path)'   # {shadow.entry} comes first: remove the .pth file or code adding it"
+
+
+def _pth_adding(entry: str, folders=None) -> str | None:
+    """The ``.pth`` file in site-packages (or the user site) that names ``entry``, if one does."""
+    import glob
+    import site
+
+    folders = site.getsitepackages() + [site.getusersitepackages()] if folders is None else folders
+    for folder in folders:
+        for pth in sorted(glob.glob(os.path.join(glob.escape(folder), "*.pth"))):
+            try:
+                with open(pth, encoding="utf-8", errors="replace") as file:
+                    if entry in file.read(65536):
+                        return pth
+            except OSError:
+                continue
+    return None
 
 
 # Commands that install into, or start, the environment of the interpreter their first line names.
