@@ -244,3 +244,19 @@ def test_a_pth_file_that_puts_an_old_copy_first_is_named_in_the_fix(tmp_path, mo
     assert finding.status == "fail" and finding.fix.startswith(
         f"rm {site_packages / 'zz-old.pth'}   # it puts"
     )
+
+
+def test_pythonwarnings_that_raise_every_librarys_warning_warn_and_narrower_ones_say_nothing():
+    from torchdoctor.system import check_python_warnings
+
+    for value, category in [("error", "warning"), ("e", "warning"), ("default,error", "warning")]:
+        finding = check_python_warnings({"PYTHONWARNINGS": value})
+        assert finding.id == "sys.python_warnings" and finding.status == "warn", value
+        assert f"every {category} of every module into an exception" in finding.summary
+        assert finding.fix.startswith("export PYTHONWARNINGS=error:::__main__"), finding.fix
+    only = check_python_warnings({"PYTHONWARNINGS": "error::DeprecationWarning"})
+    assert "every DeprecationWarning of every module" in only.summary
+    assert only.fix.startswith("export PYTHONWARNINGS=error::DeprecationWarning:__main__")
+    for harmless in ("", "ignore", "error:::__main__", "error,default", "always::UserWarning"):
+        assert check_python_warnings({"PYTHONWARNINGS": harmless}) is None, harmless
+    assert check_python_warnings({}) is None

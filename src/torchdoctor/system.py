@@ -380,6 +380,49 @@ def _environment_of(interpreter: str) -> str:
     return os.path.realpath(interpreter)
 
 
+def check_python_warnings(environ=None) -> Finding | None:
+    """``PYTHONWARNINGS`` with an ``error`` filter for every module: any warning torch or a library gives (a
+    DataLoader with more workers than CPUs, a deprecation) stops the run, raised as an exception."""
+    verdict = verdict_of(check_python_warnings)
+    environ = os.environ if environ is None else environ
+    value = environ.get("PYTHONWARNINGS", "")
+    entries = [entry.strip() for entry in value.split(",") if entry.strip()]
+    # the last filter wins: an error filter that a later one for every warning overrides does nothing
+    every = [
+        entry
+        for index, entry in enumerate(entries)
+        if _raises_everywhere(entry) and not any(_covers_all(later) for later in entries[index + 1 :])
+    ]
+    if not every:
+        return None  # unset, or no filter that turns libraries' warnings into errors: nothing to say
+    fields = (every[-1].split(":") + ["", "", "", ""])[:4]
+    category = fields[2].strip() or "warning"
+    mine = ":".join(["error", fields[1].strip(), fields[2].strip(), "__main__"])
+    return verdict(
+        "warn",
+        f"PYTHONWARNINGS={value!r}: {every[-1]!r} turns every {category} of every module into an exception, so "
+        f"a {category} torch or a library gives (a DataLoader with more workers than CPUs, a deprecation) stops "
+        "the run",
+        {"value": value, "error_filters": every},
+        f"export PYTHONWARNINGS={mine}   # only your script's own; or: unset PYTHONWARNINGS",
+    )
+
+
+def _covers_all(entry: str) -> bool:
+    """A filter for every warning of every module (``default``, ``ignore``, ``always``, ...)."""
+    fields = [field.strip() for field in entry.split(":")]
+    return all(not field for field in fields[1:4])
+
+
+def _raises_everywhere(entry: str) -> bool:
+    """A ``-W``/``PYTHONWARNINGS`` filter (``action:message:category:module:lineno``) whose action is ``error``
+    (any prefix of it, as Python reads it) and that names no module: it applies to libraries too."""
+    fields = [field.strip() for field in entry.split(":")]
+    action = fields[0].lower()
+    module = fields[3] if len(fields) > 3 else ""
+    return bool(action) and "error".startswith(action) and not module
+
+
 MIN_KERNEL = (5, 5)
 
 
