@@ -2,6 +2,7 @@
 from another environment, what a stopped pip left, torch hidden in the user site, a CPU torch beside GPUs."""
 
 import json
+import sys
 import sysconfig
 
 from torchdoctor.shadowing import shadows
@@ -260,3 +261,20 @@ def test_pythonwarnings_that_raise_every_librarys_warning_warn_and_narrower_ones
     for harmless in ("", "ignore", "error:::__main__", "error,default", "always::UserWarning"):
         assert check_python_warnings({"PYTHONWARNINGS": harmless}) is None, harmless
     assert check_python_warnings({}) is None
+
+
+def test_a_user_site_copy_is_removed_with_pip_by_its_distribution_name(monkeypatch):
+    from torchdoctor.shadowing import Shadow
+
+    monkeypatch.setattr(sys, "prefix", sys.base_prefix)  # not in a venv: its own pip reaches the user site
+
+    user = "/home/me/.local/lib/python3.11/site-packages"
+    shadow = Shadow(
+        "yaml", f"{user}/yaml", user, "the user site (pip install --user)", "/usr/lib/python3/yaml"
+    )
+    finding = check_shadowed_modules([shadow])
+    assert finding.status == "warn"
+    assert finding.fix.startswith("python -m pip uninstall PyYAML   # removes the copy in the user site")
+    monkeypatch.setattr(sys, "prefix", "/home/me/venv")  # a venv's pip refuses a copy outside it
+    fix = check_shadowed_modules([shadow]).fix
+    assert fix.startswith(f"{sys.base_prefix}/bin/python3 -m pip uninstall PyYAML")

@@ -271,7 +271,17 @@ def _unshadow(shadow) -> str:
         ]
         return f"export PYTHONPATH={os.pathsep.join(kept)}" if kept else "unset PYTHONPATH"
     if shadow.where.startswith("the user site"):
-        return f"export PYTHONNOUSERSITE=1   # python skips ~/.local; or remove that copy: rm -rf {found}*"
+        import importlib.metadata
+
+        dist = (importlib.metadata.packages_distributions().get(shadow.name) or [shadow.name])[0]
+        # a venv's pip refuses a copy outside it ("Not uninstalling ... outside environment"): the base python's
+        python = (
+            "python" if sys.prefix == sys.base_prefix else os.path.join(sys.base_prefix, "bin", "python3")
+        )
+        return (
+            f"{python} -m pip uninstall {dist}   # removes the copy in the user site, first on the path; "
+            "or: export PYTHONNOUSERSITE=1"
+        )
     pth = _pth_adding(shadow.entry)
     if pth:
         return f"rm {_home(pth)}   # it puts {_home(shadow.entry)} on sys.path before the installed packages"
