@@ -179,17 +179,32 @@ def test_what_a_stopped_pip_left_is_named_and_its_version_is_not_read_as_install
     assert installed(importlib.metadata.distributions(path=[str(user), str(site)]))["torch"][0] == "2.13.0"
     finding = check_package_leftovers([str(site), str(user)])
     assert finding.id == "sys.package_leftovers" and finding.status == "warn"
+    said = finding.summary
     assert (
-        f"{site / 'foo-1.0.dist-info'}, {site / '~orch'}, {user / '~orch-2.5.1.dist-info'}: left by a pip"
-        in (finding.summary)
+        f"{site / 'foo-1.0.dist-info'} names no package (pip skips it); {site / '~orch'} (a half-done" in said
     )
+    assert f"{user / '~orch-2.5.1.dist-info'} (a half-done uninstall or upgrade" in said
     assert f"rm -rf {site / '~orch'}\n" in finding.fix
-    assert "python -m pip install --force-reinstall --no-deps 'foo==1.0'" in finding.fix
+    assert (
+        f"rm -rf {site / 'foo-1.0.dist-info'} && python -m pip install --force-reinstall --no-deps 'foo==1.0'"
+        in (finding.fix)
+    )
     (site / "~orch").rmdir()
     for leftover in (user / "~orch-2.5.1.dist-info", site / "foo-1.0.dist-info"):
         (leftover / "METADATA").unlink()
         leftover.rmdir()
     assert check_package_leftovers([str(site), str(user)]) is None
+    # pip always writes RECORD: one it installed without it cannot be uninstalled or upgraded; conda's are its own
+    (site / "torch-2.13.0.dist-info" / "INSTALLER").write_text("pip\n")
+    _dist(site, "numpy-2.1.0.dist-info", "Metadata-Version: 2.1\nName: numpy\nVersion: 2.1.0\n")
+    (site / "numpy-2.1.0.dist-info" / "INSTALLER").write_text("conda\n")
+    lost = check_package_leftovers([str(site)])
+    assert lost.summary.startswith(
+        f"{site / 'torch-2.13.0.dist-info'} has no RECORD (pip cannot uninstall or upgrade torch)"
+    )
+    assert lost.fix == "python -m pip install --force-reinstall --no-deps 'torch==2.13.0'"
+    (site / "torch-2.13.0.dist-info" / "RECORD").write_text("")
+    assert check_package_leftovers([str(site)]) is None
 
 
 def test_torch_only_in_the_user_site_that_pythonnousersite_hides_is_named(tmp_path):

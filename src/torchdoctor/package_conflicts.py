@@ -52,7 +52,8 @@ def _left_by_pip(dist) -> bool:
 
 def leftovers(folders: Iterable[str]) -> list[str]:
     """What a stopped or failed pip left in ``folders`` (site-packages): ``~name`` folders of a half-done
-    uninstall or upgrade, and ``*.dist-info`` folders with no ``METADATA`` naming a package, which pip skips."""
+    uninstall or upgrade, ``*.dist-info`` folders with no ``METADATA`` naming a package, which pip skips, and
+    ones pip installed that lost their ``RECORD``, which pip cannot uninstall."""
     found = []
     for folder in folders:
         try:
@@ -62,12 +63,24 @@ def leftovers(folders: Iterable[str]) -> list[str]:
         for entry in entries:
             if entry.name.startswith("~"):
                 found.append(entry.path)
-            elif entry.name.endswith(".dist-info") and entry.is_dir() and not _names_a_package(entry.path):
-                found.append(entry.path)
+            elif entry.name.endswith(".dist-info") and entry.is_dir():
+                if not names_a_package(entry.path) or _pip_lost_its_record(entry.path):
+                    found.append(entry.path)
     return found
 
 
-def _names_a_package(dist_info: str) -> bool:
+def _pip_lost_its_record(dist_info: str) -> bool:
+    """Installed by pip, which always writes RECORD, yet without one: pip can neither uninstall nor upgrade it
+    ("Cannot uninstall ...: no RECORD file was found")."""
+    try:
+        with open(os.path.join(dist_info, "INSTALLER"), encoding="utf-8", errors="replace") as file:
+            by_pip = file.read(64).strip() == "pip"
+    except OSError:
+        return False  # conda, a distribution's packages: their own tools keep them
+    return by_pip and not os.path.exists(os.path.join(dist_info, "RECORD"))
+
+
+def names_a_package(dist_info: str) -> bool:
     try:
         with open(os.path.join(dist_info, "METADATA"), encoding="utf-8", errors="replace") as file:
             for line in file:

@@ -637,33 +637,40 @@ def check_packages(packages: dict | None = None) -> Finding:
 
 
 def check_package_leftovers(folders=None) -> Finding | None:
-    """What a stopped ``pip`` left in site-packages: ``~orch`` folders of a half-done uninstall or upgrade, or a
-    ``*.dist-info`` with no package name; pip warns "Ignoring invalid distribution" and skips them."""
+    """What a stopped ``pip`` left in site-packages: ``~orch`` folders of a half-done uninstall or upgrade, a
+    ``*.dist-info`` with no package name (pip skips it: "Ignoring invalid distribution"), or one pip installed
+    without its ``RECORD`` (pip cannot uninstall or upgrade it)."""
     verdict = verdict_of(check_package_leftovers)
     import site
 
-    from torchdoctor.package_conflicts import leftovers
+    from torchdoctor.package_conflicts import leftovers, names_a_package
 
     if folders is None:
         folders = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
     found = leftovers(folders)
     if not found:
         return None  # nothing left behind: nothing to say
-    fixes = []
+    said, fixes = [], []
     for path in found:
-        base = os.path.basename(path)
+        base, shown = os.path.basename(path), _home(path)
+        name, _, version = base.removesuffix(".dist-info").partition("-")
         if base.startswith("~"):
-            fixes.append(f"rm -rf {_home(path)}")
+            said.append(
+                f'{shown} (a half-done uninstall or upgrade: pip skips it, "Ignoring invalid distribution")'
+            )
+            fixes.append(f"rm -rf {shown}")
+        elif names_a_package(path):
+            said.append(f"{shown} has no RECORD (pip cannot uninstall or upgrade {name})")
+            fixes.append(f"python -m pip install --force-reinstall --no-deps '{name}=={version}'")
         else:
-            name, _, version = base.removesuffix(".dist-info").partition("-")
+            said.append(f"{shown} names no package (pip skips it)")
             fixes.append(
-                f"rm -rf {_home(path)} && python -m pip install --force-reinstall --no-deps '{name}=={version}'"
+                f"rm -rf {shown} && python -m pip install --force-reinstall --no-deps '{name}=={version}'"
+                "   # pip installs it again over the files left"
             )
     return verdict(
         "warn",
-        f"{', '.join(_home(p) for p in found)}: left by a pip that stopped half-way; pip skips "
-        f'{"them" if len(found) > 1 else "it"} ("Ignoring invalid distribution") and the package may be '
-        "half installed",
+        f"{'; '.join(said)}: left by a pip that stopped half-way; the package may be half installed",
         {"leftovers": found},
         "\n".join(fixes),
     )
