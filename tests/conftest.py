@@ -489,6 +489,9 @@ PROCESS_TESTS = {
     "test_reproducibility": {
         "test_another_process_draws_the_same_numbers_whatever_its_hash_seed",
     },
+    "test_python_environment": {
+        "test_check_run_beside_a_torch_py_names_it_instead_of_crashing",
+    },
     "test_system_checks": {
         "test_import_torch_is_tried_once_and_a_second_import_is_a_plain_import_error",
     },

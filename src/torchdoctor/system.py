@@ -70,11 +70,27 @@ def _torch_import_failed(failure: str) -> Finding:
     """``import torch`` failed: name the variable to blame when one is, with its fix."""
     verdict = verdict_of(check_torch)
     if failure.startswith("ModuleNotFoundError: No module named 'torch'"):
+        hidden = user_site_copy("torch")
+        if hidden:
+            return verdict(
+                "fail",
+                f"torch is installed only in the user site ({_home(hidden)}), which PYTHONNOUSERSITE="
+                f"{os.environ.get('PYTHONNOUSERSITE', '')!r} (or python -s) hides",
+                {"error": failure, "user_site_copy": hidden},
+                "unset PYTHONNOUSERSITE   # or install torch here: python -m pip install torch",
+            )
         return verdict(
             "fail",
             "torch is not installed",
             {"error": failure},
             "pip install torch  (https://pytorch.org/get-started/locally/ picks the right build)",
+        )
+    if "not the installed torch" in failure:
+        return verdict(
+            "fail",
+            f"{failure.split(': ', 1)[1]}; the checks that need torch are skipped",
+            {"error": failure},
+            "rename that file or folder (sys.shadowed_modules gives the command)",
         )
     trace = import_traceback()
     blamed = blamed_variables(failure, trace)
@@ -85,6 +101,33 @@ def _torch_import_failed(failure: str) -> Finding:
         {"error": failure, "variables": {n: os.environ[n] for n in blamed}, "traceback": trace},
         fix_for(blamed),
     )
+
+
+def user_site_copy(
+    name: str, environ=None, user_site: str | None = None, flags=sys.flags, prefix: str = sys.prefix
+) -> str | None:
+    """The copy of ``name`` in the user site (``pip install --user``) that ``PYTHONNOUSERSITE``/``python -s``
+    keeps off the path, where the user site would otherwise be read (not in an isolated venv)."""
+    import site
+
+    environ = os.environ if environ is None else environ
+    if not (flags.no_user_site or environ.get("PYTHONNOUSERSITE")) or _isolated_venv(prefix):
+        return None
+    user_site = site.getusersitepackages() if user_site is None else user_site
+    for candidate in (os.path.join(user_site, name), os.path.join(user_site, f"{name}.py")):
+        if os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def _isolated_venv(prefix: str = sys.prefix) -> bool:
+    """A virtual environment made without ``--system-site-packages``: it never reads the user site."""
+    try:
+        with open(os.path.join(prefix, "pyvenv.cfg"), encoding="utf-8") as file:
+            text = file.read().lower().replace(" ", "")
+    except OSError:
+        return False
+    return "include-system-site-packages=false" in text
 
 
 def visible_accelerators() -> dict:
@@ -110,8 +153,11 @@ def visible_accelerators() -> dict:
     return seen
 
 
-def check_accelerators(seen: dict | None = None, build: str | None = None, environ=None) -> Finding:
-    """Which GPUs this process sees; a CUDA/ROCm build that sees none is a warning with the likely cause."""
+def check_accelerators(
+    seen: dict | None = None, build: str | None = None, environ=None, listed=None, driver: str | None = None
+) -> Finding:
+    """Which GPUs this process sees; a CUDA/ROCm build that sees none, or a CPU build where nvidia-smi lists
+    GPUs, is a warning with the likely cause."""
     verdict = verdict_of(check_accelerators)
     import os
 
@@ -141,7 +187,250 @@ def check_accelerators(seen: dict | None = None, build: str | None = None, envir
             seen | {"build": build},
             fix,
         )
+    if build == "CPU":
+        if listed is None:
+            from torchdoctor.env.driver import driver_version, gpus_from_nvidia_smi
+
+            listed = gpus_from_nvidia_smi(environ=environ)
+            driver = driver_version(environ=environ)[0] if listed else None
+        if listed:
+            from torchdoctor.env.checks import newest_wheel_for_driver, torch_index_url
+
+            names = ", ".join(dict.fromkeys(name for name, _ in listed))
+            cuda = newest_wheel_for_driver(driver) or "12.8"
+            return verdict(
+                "warn",
+                f"torch is a CPU build, but nvidia-smi lists {len(listed)} GPU(s) ({names}): the run uses "
+                "the CPU only",
+                seen | {"build": build, "nvidia_smi": [list(gpu) for gpu in listed], "driver": driver},
+                f"pip install --force-reinstall torch --index-url {torch_index_url(cuda)}",
+            )
     return verdict("ok", "no GPU visible; CPU build of torch (communication tests use gloo)", seen)
+
+
+# What a run imports as its training stack: one of these taken from the wrong copy fails the run.
+STACK_MODULES = (
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "transformers",
+    "accelerate",
+    "datasets",
+    "deepspeed",
+    "lightning",
+    "pytorch_lightning",
+    "numpy",
+    "triton",
+    "safetensors",
+    "peft",
+)
+
+
+def check_shadowed_modules(shadows=None) -> Finding:
+    """A file or folder of yours, a ``PYTHONPATH`` entry or a ``pip install --user`` copy that ``import`` takes
+    before the installed package (``./torch.py``, ``transformers/`` on ``PYTHONPATH``): the run imports that,
+    not what ``pip list`` shows."""
+    verdict = verdict_of(check_shadowed_modules)
+    from torchdoctor.shadowing import shadows as find_shadows
+
+    found = find_shadows() if shadows is None else shadows
+    if not found:
+        return verdict(
+            "ok", "import takes every installed package from the environment (no local copy first)"
+        )
+    stack = [s for s in found if s.name in STACK_MODULES]
+    said = "; ".join(
+        f"{_home(s.found)} ({s.where}) hides the installed {s.name} ({_home(s.installed)})" for s in found
+    )
+    return verdict(
+        "fail" if stack else "warn",
+        f"{said}: a script run here imports that copy instead",
+        {"shadows": [vars(s) for s in found]},
+        "\n".join(dict.fromkeys(_unshadow(s) for s in found)),
+    )
+
+
+def _home(path: str) -> str:
+    home = os.path.expanduser("~")
+    return "~" + path[len(home) :] if home not in ("", "/") and path.startswith(home + os.sep) else path
+
+
+def _unshadow(shadow) -> str:
+    """The command that makes ``import`` take the installed copy again."""
+    found = _home(shadow.found)
+    if shadow.where == "this folder":
+        folder, base = os.path.split(found)
+        if base.endswith(".pyc"):
+            return f"rm {found}   # compiled code with no source left: a leftover"
+        return f"mv {found} {os.path.join(folder, 'my_' + base)}   # and import it under that name"
+    if shadow.where == "PYTHONPATH":
+        kept = [
+            p
+            for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+            if p and os.path.realpath(p) != shadow.entry
+        ]
+        return f"export PYTHONPATH={os.pathsep.join(kept)}" if kept else "unset PYTHONPATH"
+    if shadow.where.startswith("the user site"):
+        import importlib.metadata
+
+        dist = (importlib.metadata.packages_distributions().get(shadow.name) or [shadow.name])[0]
+        # a venv's pip refuses a copy outside it ("Not uninstalling ... outside environment"): the base python's
+        python = (
+            "python" if sys.prefix == sys.base_prefix else os.path.join(sys.base_prefix, "bin", "python3")
+        )
+        return (
+            f"{python} -m pip uninstall {dist}   # removes the copy in the user site, first on the path; "
+            "or: export PYTHONNOUSERSITE=1"
+        )
+    pth = _pth_adding(shadow.entry)
+    if pth:
+        return f"rm {_home(pth)}   # it puts {_home(shadow.entry)} on sys.path before the installed packages"
+    return f"python -c 'import sys; print(sys.path)'   # {shadow.entry} comes first: remove the .pth file or code adding it"
+
+
+def _pth_adding(entry: str, folders=None) -> str | None:
+    """The ``.pth`` file in site-packages (or the user site) that names ``entry``, if one does."""
+    import glob
+    import site
+
+    folders = site.getsitepackages() + [site.getusersitepackages()] if folders is None else folders
+    for folder in folders:
+        for pth in sorted(glob.glob(os.path.join(glob.escape(folder), "*.pth"))):
+            try:
+                with open(pth, encoding="utf-8", errors="replace") as file:
+                    if entry in file.read(65536):
+                        return pth
+            except OSError:
+                continue
+    return None
+
+
+# Commands that install into, or start, the environment of the interpreter their first line names.
+PYTHON_COMMANDS: dict[str, str | None] = {
+    "pip": "python -m pip",
+    "pip3": "python -m pip",
+    "torchrun": "python -m torch.distributed.run",
+    "accelerate": "python -m accelerate.commands.accelerate_cli",
+    "deepspeed": None,  # its launcher is a plain script: no module form
+}
+
+
+def check_python_commands(environ=None, executable: str = sys.executable) -> Finding:
+    """``pip``, ``torchrun``, ``accelerate`` or ``deepspeed`` on ``PATH`` from another environment than ``python``
+    on ``PATH``: ``pip install`` goes where ``python`` does not look, ``torchrun`` starts another torch."""
+    verdict = verdict_of(check_python_commands)
+    import shutil
+
+    environ = os.environ if environ is None else environ
+    path = environ.get("PATH", "")
+    python = shutil.which("python", path=path) or shutil.which("python3", path=path) or executable
+    home = _environment_of(python)
+    details: dict = {"python": python, "environment": home, "commands": {}}
+    other = {}
+    for command, module_form in PYTHON_COMMANDS.items():
+        found = shutil.which(command, path=path)
+        interpreter = _interpreter_of(found) if found else None
+        if interpreter is None:
+            continue
+        details["commands"][command] = {"path": found, "python": interpreter}
+        if _environment_of(interpreter) != home:
+            other[command] = (found, interpreter, module_form)
+    if not other:
+        checked = ", ".join(details["commands"]) or "no pip, torchrun or accelerate script on PATH"
+        return verdict("ok", f"python on PATH is {python}; {checked}: none from another environment", details)
+    said = "; ".join(
+        f"{command} on PATH ({found}) runs {python_of}" for command, (found, python_of, _) in other.items()
+    )
+    return verdict(
+        "warn",
+        f"{said}, not python on PATH ({python}): it installs into or starts another environment",
+        details,
+        "\n".join(
+            _same_environment(command, python_of, form) for command, (_, python_of, form) in other.items()
+        ),
+    )
+
+
+def _same_environment(command: str, interpreter: str, module_form: str | None) -> str:
+    """Run the command with the python on PATH, or switch to the environment the command comes from."""
+    activate = os.path.join(os.path.dirname(interpreter), "activate")
+    switch = f"source {activate}" if os.path.isfile(activate) else f"use {interpreter} for the run"
+    if module_form is None:
+        return f"{switch}   # the environment {command} comes from; or pip install {command} for the python on PATH"
+    return f"{module_form} ...   # instead of {command}: the python on PATH; or: {switch}"
+
+
+_SH_EXEC = "'''exec' "  # pip's launcher for an interpreter path too long for #!: /bin/sh, then this line
+
+
+def _interpreter_of(script: str) -> str | None:
+    """The interpreter a pip-made script starts: its ``#!`` line, or the ``exec`` line of the ``/bin/sh`` form
+    pip writes for paths too long for ``#!``; ``None`` for ``#!/usr/bin/env python`` (whatever is on PATH)."""
+    try:
+        with open(script, "rb") as file:
+            head = file.read(1024).decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    if not head or not head[0].startswith("#!"):
+        return None
+    words = head[0][2:].split()
+    if words and words[0] == "/bin/sh" and len(head) > 1 and head[1].startswith(_SH_EXEC):
+        words = [head[1][len(_SH_EXEC) :].split()[0].strip('"')]
+    if not words or "python" not in os.path.basename(words[0]):
+        return None  # #!/usr/bin/env python: the python on PATH; or not a Python script
+    return words[0]
+
+
+def _environment_of(interpreter: str) -> str:
+    """The environment an interpreter belongs to: the virtual environment around ``bin/python`` (its
+    ``pyvenv.cfg``), else the interpreter itself with its links resolved."""
+    prefix = os.path.dirname(os.path.dirname(os.path.abspath(interpreter)))
+    if os.path.isfile(os.path.join(prefix, "pyvenv.cfg")):
+        return os.path.realpath(prefix)
+    return os.path.realpath(interpreter)
+
+
+def check_python_warnings(environ=None) -> Finding | None:
+    """``PYTHONWARNINGS`` with an ``error`` filter for every module: any warning torch or a library gives (a
+    DataLoader with more workers than CPUs, a deprecation) stops the run, raised as an exception."""
+    verdict = verdict_of(check_python_warnings)
+    environ = os.environ if environ is None else environ
+    value = environ.get("PYTHONWARNINGS", "")
+    entries = [entry.strip() for entry in value.split(",") if entry.strip()]
+    # the last filter wins: an error filter that a later one for every warning overrides does nothing
+    every = [
+        entry
+        for index, entry in enumerate(entries)
+        if _raises_everywhere(entry) and not any(_covers_all(later) for later in entries[index + 1 :])
+    ]
+    if not every:
+        return None  # unset, or no filter that turns libraries' warnings into errors: nothing to say
+    fields = (every[-1].split(":") + ["", "", "", ""])[:4]
+    category = fields[2].strip() or "warning"
+    mine = ":".join(["error", fields[1].strip(), fields[2].strip(), "__main__"])
+    return verdict(
+        "warn",
+        f"PYTHONWARNINGS={value!r}: {every[-1]!r} turns every {category} of every module into an exception, so "
+        f"a {category} torch or a library gives (a DataLoader with more workers than CPUs, a deprecation) stops "
+        "the run",
+        {"value": value, "error_filters": every},
+        f"export PYTHONWARNINGS={mine}   # only your script's own; or: unset PYTHONWARNINGS",
+    )
+
+
+def _covers_all(entry: str) -> bool:
+    """A filter for every warning of every module (``default``, ``ignore``, ``always``, ...)."""
+    fields = [field.strip() for field in entry.split(":")]
+    return all(not field for field in fields[1:4])
+
+
+def _raises_everywhere(entry: str) -> bool:
+    """A ``-W``/``PYTHONWARNINGS`` filter (``action:message:category:module:lineno``) whose action is ``error``
+    (any prefix of it, as Python reads it) and that names no module: it applies to libraries too."""
+    fields = [field.strip() for field in entry.split(":")]
+    action = fields[0].lower()
+    module = fields[3] if len(fields) > 3 else ""
+    return bool(action) and "error".startswith(action) and not module
 
 
 MIN_KERNEL = (5, 5)
@@ -344,6 +633,46 @@ def check_packages(packages: dict | None = None) -> Finding:
         "; ".join(map(str, shown)) + more,
         {"conflicts": [str(c) for c in broken]},
         "\n".join(dict.fromkeys(fixes)),
+    )
+
+
+def check_package_leftovers(folders=None) -> Finding | None:
+    """What a stopped ``pip`` left in site-packages: ``~orch`` folders of a half-done uninstall or upgrade, a
+    ``*.dist-info`` with no package name (pip skips it: "Ignoring invalid distribution"), or one pip installed
+    without its ``RECORD`` (pip cannot uninstall or upgrade it)."""
+    verdict = verdict_of(check_package_leftovers)
+    import site
+
+    from torchdoctor.package_conflicts import leftovers, names_a_package
+
+    if folders is None:
+        folders = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
+    found = leftovers(folders)
+    if not found:
+        return None  # nothing left behind: nothing to say
+    said, fixes = [], []
+    for path in found:
+        base, shown = os.path.basename(path), _home(path)
+        name, _, version = base.removesuffix(".dist-info").partition("-")
+        if base.startswith("~"):
+            said.append(
+                f'{shown} (a half-done uninstall or upgrade: pip skips it, "Ignoring invalid distribution")'
+            )
+            fixes.append(f"rm -rf {shown}")
+        elif names_a_package(path):
+            said.append(f"{shown} has no RECORD (pip cannot uninstall or upgrade {name})")
+            fixes.append(f"python -m pip install --force-reinstall --no-deps '{name}=={version}'")
+        else:
+            said.append(f"{shown} names no package (pip skips it)")
+            fixes.append(
+                f"rm -rf {shown} && python -m pip install --force-reinstall --no-deps '{name}=={version}'"
+                "   # pip installs it again over the files left"
+            )
+    return verdict(
+        "warn",
+        f"{'; '.join(said)}: left by a pip that stopped half-way; the package may be half installed",
+        {"leftovers": found},
+        "\n".join(fixes),
     )
 
 

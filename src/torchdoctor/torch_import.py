@@ -44,6 +44,11 @@ def import_torch() -> str | None:
         _failure = f"{type(error).__name__}: {said}" if said else type(error).__name__
         _traceback = traceback.format_exc()
         sys.modules["torch"] = None  # later imports raise ImportError instead of aborting the process
+        return _failure
+    torch = sys.modules["torch"]
+    if not hasattr(torch, "__version__"):  # a torch.py or torch/ of the user's, found first on the path
+        _failure = f"ImportError: import torch took {getattr(torch, '__file__', None) or 'a module'}, not the installed torch"
+        sys.modules["torch"] = None
     return _failure
 
 

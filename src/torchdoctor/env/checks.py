@@ -162,7 +162,7 @@ def check_toolkit_mismatch(machine: Machine) -> Finding:
         if not gpus:
             return verdict("skip", summary, details)
         version = machine.driver
-        cuda = _newest_wheel_for_driver(version) or (chosen.version if chosen else None) or "12.8"
+        cuda = newest_wheel_for_driver(version) or (chosen.version if chosen else None) or "12.8"
         return verdict(
             "warn",
             f"{summary}, and it cannot use the {len(gpus)} GPU(s) nvidia-smi lists",
@@ -205,7 +205,8 @@ def check_toolkit_mismatch(machine: Machine) -> Finding:
     )
 
 
-def _newest_wheel_for_driver(version: str | None) -> str | None:
+def newest_wheel_for_driver(version: str | None) -> str | None:
+    """The newest CUDA a torch wheel is built for that this NVIDIA driver runs (``None``: no driver known)."""
     if not version:
         return None
     usable = [c for c in TORCH_WHEEL_CUDA if not driver.driver_too_old(version, c)]
@@ -461,7 +462,7 @@ def check_driver(machine: Machine) -> Finding:
     ):
         if cuda and driver.driver_too_old(version, cuda):
             needed = driver.minimum_driver(cuda)
-            older = _newest_wheel_for_driver(version)
+            older = newest_wheel_for_driver(version)
             fix = f"# install NVIDIA driver {needed} or newer: https://www.nvidia.com/drivers"
             if older and label == "torch's":
                 fix += f"\n# or a torch built for CUDA {older}, which this driver runs:\npip install --force-reinstall torch --index-url {torch_index_url(older)}"
