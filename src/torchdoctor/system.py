@@ -194,7 +194,7 @@ def check_accelerators(
             listed = gpus_from_nvidia_smi(environ=environ)
             driver = driver_version(environ=environ)[0] if listed else None
         if listed:
-            from torchdoctor.env.checks import newest_wheel_for_driver, torch_index_url
+            from torchdoctor.env.wheels import newest_wheel_for_driver, torch_index_url
 
             names = ", ".join(dict.fromkeys(name for name, _ in listed))
             cuda = newest_wheel_for_driver(driver) or "12.8"
