@@ -401,13 +401,13 @@ def check_python_warnings(environ=None) -> Finding | None:
     every = [
         entry
         for index, entry in enumerate(entries)
-        if _raises_everywhere(entry) and not any(_covers_all(later) for later in entries[index + 1 :])
+        if _raises_everywhere(entry) and not any(_overrides(later, entry) for later in entries[index + 1 :])
     ]
     if not every:
         return None  # unset, or no filter that turns libraries' warnings into errors: nothing to say
     fields = (every[-1].split(":") + ["", "", "", ""])[:4]
     category = fields[2].strip() or "warning"
-    mine = ":".join(["error", fields[1].strip(), fields[2].strip(), "__main__"])
+    mine = ":".join(["error", "", fields[2].strip(), "__main__"])
     return verdict(
         "warn",
         f"PYTHONWARNINGS={value!r}: {every[-1]!r} turns every {category} of every module into an exception, so "
@@ -418,19 +418,21 @@ def check_python_warnings(environ=None) -> Finding | None:
     )
 
 
-def _covers_all(entry: str) -> bool:
-    """A filter for every warning of every module (``default``, ``ignore``, ``always``, ...)."""
-    fields = [field.strip() for field in entry.split(":")]
-    return all(not field for field in fields[1:4])
+def _overrides(later: str, entry: str) -> bool:
+    """Whether filter ``later`` takes every warning ``entry`` covers (it comes after it, so it wins): no message,
+    no module, and no category or the same one (``default``, ``ignore::DeprecationWarning``, ...)."""
+    fields = ([field.strip() for field in later.split(":")] + ["", "", ""])[:4]
+    category = ([field.strip() for field in entry.split(":")] + ["", "", ""])[2]
+    return not fields[1] and not fields[3] and fields[2] in ("", category)
 
 
 def _raises_everywhere(entry: str) -> bool:
     """A ``-W``/``PYTHONWARNINGS`` filter (``action:message:category:module:lineno``) whose action is ``error``
-    (any prefix of it, as Python reads it) and that names no module: it applies to libraries too."""
-    fields = [field.strip() for field in entry.split(":")]
+    (any prefix of it, as Python reads it) and that names no module and no message: it applies to every warning
+    of its category, libraries' too (``error:some text`` raises only on a warning that starts so)."""
+    fields = ([field.strip() for field in entry.split(":")] + ["", "", ""])[:4]
     action = fields[0].lower()
-    module = fields[3] if len(fields) > 3 else ""
-    return bool(action) and "error".startswith(action) and not module
+    return bool(action) and "error".startswith(action) and not fields[1] and not fields[3]
 
 
 MIN_KERNEL = (5, 5)
