@@ -5,6 +5,8 @@ import json
 import sys
 import sysconfig
 
+import pytest
+
 from torchdoctor.shadowing import shadows
 from torchdoctor.system import check_shadowed_modules
 
@@ -142,11 +144,12 @@ def test_pip_and_torchrun_from_another_environment_than_python_warn_with_the_mod
     assert same.status == "ok" and "pip, torchrun: none from another environment" in same.summary
 
 
-def test_pips_sh_launcher_for_long_paths_and_env_shebangs_are_read_right(tmp_path):
+@pytest.mark.parametrize("folder", ["other", "my envs/other"])
+def test_pips_sh_launcher_for_long_paths_and_env_shebangs_are_read_right(tmp_path, folder):
     from torchdoctor.system import check_python_commands
 
     mine = _environment(tmp_path / "mine")
-    other = _environment(tmp_path / "other")
+    other = _environment(tmp_path / folder)  # a path with a space: pip's sh launcher quotes it
     long_form = f"#!/bin/sh\n'''exec' \"{other / 'python'}\" \"$0\" \"$@\"\n' '''"
     (mine / "torchrun").write_text(f"{long_form}\nimport sys\n")
     (mine / "pip").write_text("#!/usr/bin/env python3\nimport sys\n")  # whatever python is on PATH: the same

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shlex
 import sys
 
 from packaging.version import Version
@@ -360,7 +361,9 @@ def _same_environment(command: str, interpreter: str, module_form: str | None) -
     return f"{module_form} ...   # instead of {command}: the python on PATH; or: {switch}"
 
 
-_SH_EXEC = "'''exec' "  # pip's launcher for an interpreter path too long for #!: /bin/sh, then this line
+# pip's launcher for an interpreter path too long for #!, or holding a space: /bin/sh, then this line, the path
+# in double quotes where it holds a space (distlib's ScriptMaker, enquote_executable)
+_SH_EXEC = "'''exec' "
 
 
 def _interpreter_of(script: str) -> str | None:
@@ -375,7 +378,10 @@ def _interpreter_of(script: str) -> str | None:
         return None
     words = head[0][2:].split()
     if words and words[0] == "/bin/sh" and len(head) > 1 and head[1].startswith(_SH_EXEC):
-        words = [head[1][len(_SH_EXEC) :].split()[0].strip('"')]
+        try:
+            words = shlex.split(head[1][len(_SH_EXEC) :])[:1]
+        except ValueError:  # an unclosed quote: not pip's launcher
+            return None
     if not words or "python" not in os.path.basename(words[0]):
         return None  # #!/usr/bin/env python: the python on PATH; or not a Python script
     return words[0]
