@@ -210,6 +210,19 @@ def test_what_a_stopped_pip_left_is_named_and_its_version_is_not_read_as_install
     assert check_package_leftovers([str(site)]) is None
 
 
+def test_a_leftover_in_a_folder_with_a_space_is_removed_by_a_quoted_path(tmp_path):
+    from torchdoctor.system import check_package_leftovers
+
+    site = tmp_path / "my envs" / "site-packages"  # unquoted, rm -rf would take ".../my" and "envs/..."
+    (site / "~orch").mkdir(parents=True)
+    _dist(site, "foo.dist-info", "Metadata-Version: 2.1\n")  # no version in its name: none to pin
+    fix = check_package_leftovers([str(site)]).fix
+    assert (
+        f"rm -rf '{site / 'foo.dist-info'}' && python -m pip install --force-reinstall --no-deps foo " in fix
+    )
+    assert f"rm -rf '{site / '~orch'}'" in fix.splitlines(), fix
+
+
 def test_torch_only_in_the_user_site_that_pythonnousersite_hides_is_named(tmp_path):
     from types import SimpleNamespace
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shlex
 import sys
 
@@ -256,14 +257,23 @@ def _home(path: str) -> str:
     return "~" + path[len(home) :] if home not in ("", "/") and path.startswith(home + os.sep) else path
 
 
+def _in_shell(path: str) -> str:
+    """``path`` (as `_home` shows it) as one word of a shell command: quoted where it holds a space or another
+    character the shell reads (``rm -rf ~/my envs/...`` would remove ``~/my``), its ``~/`` left outside the quotes
+    for the shell to expand."""
+    shown = _home(path)
+    head, rest = ("~/", shown[2:]) if shown.startswith("~/") else ("", shown)
+    return head + (shlex.quote(rest) if re.search(r"[^\w@%+=:,./~-]", rest) else rest)
+
+
 def _unshadow(shadow) -> str:
     """The command that makes ``import`` take the installed copy again."""
-    found = _home(shadow.found)
+    found = _in_shell(shadow.found)
     if shadow.where == "this folder":
-        folder, base = os.path.split(found)
+        folder, base = os.path.split(shadow.found)
         if base.endswith(".pyc"):
             return f"rm {found}   # compiled code with no source left: a leftover"
-        return f"mv {found} {os.path.join(folder, 'my_' + base)}   # and import it under that name"
+        return f"mv {found} {_in_shell(os.path.join(folder, 'my_' + base))}   # and import it under that name"
     if shadow.where == "PYTHONPATH":
         kept = [
             p
@@ -285,7 +295,9 @@ def _unshadow(shadow) -> str:
         )
     pth = _pth_adding(shadow.entry)
     if pth:
-        return f"rm {_home(pth)}   # it puts {_home(shadow.entry)} on sys.path before the installed packages"
+        return (
+            f"rm {_in_shell(pth)}   # it puts {_home(shadow.entry)} on sys.path before the installed packages"
+        )
     return f"python -c 'import sys; print(sys.path)'   # {shadow.entry} comes first: remove the .pth file or code adding it"
 
 
@@ -662,18 +674,19 @@ def check_package_leftovers(folders=None) -> Finding | None:
     for path in found:
         base, shown = os.path.basename(path), _home(path)
         name, _, version = base.removesuffix(".dist-info").partition("-")
+        release = f"'{name}=={version}'" if version else name  # a folder named without its version
         if base.startswith("~"):
             said.append(
                 f'{shown} (a half-done uninstall or upgrade: pip skips it, "Ignoring invalid distribution")'
             )
-            fixes.append(f"rm -rf {shown}")
+            fixes.append(f"rm -rf {_in_shell(path)}")
         elif names_a_package(path):
             said.append(f"{shown} has no RECORD (pip cannot uninstall or upgrade {name})")
-            fixes.append(f"python -m pip install --force-reinstall --no-deps '{name}=={version}'")
+            fixes.append(f"python -m pip install --force-reinstall --no-deps {release}")
         else:
             said.append(f"{shown} names no package (pip skips it)")
             fixes.append(
-                f"rm -rf {shown} && python -m pip install --force-reinstall --no-deps '{name}=={version}'"
+                f"rm -rf {_in_shell(path)} && python -m pip install --force-reinstall --no-deps {release}"
                 "   # pip installs it again over the files left"
             )
     return verdict(
