@@ -190,14 +190,17 @@ def check_accelerators(
             fix,
         )
     if build == "CPU":
-        if listed is None:
-            from torchdoctor.env.driver import driver_version, gpus_from_nvidia_smi
+        from torchdoctor.env.driver import (
+            driver_version,
+            gpus_from_nvidia_smi,
+            newest_wheel_for_driver,
+            torch_index_url,
+        )
 
+        if listed is None:
             listed = gpus_from_nvidia_smi(environ=environ)
             driver = driver_version(environ=environ)[0] if listed else None
         if listed:
-            from torchdoctor.env.checks import newest_wheel_for_driver, torch_index_url
-
             names = ", ".join(dict.fromkeys(name for name, _ in listed))
             cuda = newest_wheel_for_driver(driver) or "12.8"
             return verdict(

@@ -14,20 +14,14 @@ from packaging.version import Version
 
 from torchdoctor.checks import verdict_of
 from torchdoctor.env import arch, compiler, deepspeed, driver, toolkits
+from torchdoctor.env.driver import TORCH_WHEEL_CUDA, newest_wheel_for_driver, torch_index_url
 from torchdoctor.env.machine import Machine, scan  # noqa: F401  scan: this area's one look (checks.discover)
 from torchdoctor.env.toolkits import Toolkit
 from torchdoctor.findings import Finding
 
 AREA = "env"
 
-# The CUDA versions download.pytorch.org has wheel indexes for (https://pytorch.org/get-started/locally/).
-TORCH_WHEEL_CUDA = ("11.8", "12.1", "12.4", "12.6", "12.8", "12.9", "13.0")
 NO_EXTENSIONS = "no CUDA extension (DeepSpeed ops, flash-attn, apex, …) can be built with it"
-
-
-def torch_index_url(cuda: str) -> str:
-    """``https://download.pytorch.org/whl/cu128`` for ``"12.8"``."""
-    return f"https://download.pytorch.org/whl/cu{cuda.replace('.', '')}"
 
 
 def torch_wheel_for_toolkit(toolkit_version: str) -> str | None:
@@ -203,14 +197,6 @@ def check_toolkit_mismatch(machine: Machine) -> Finding:
         details,
         fix,
     )
-
-
-def newest_wheel_for_driver(version: str | None) -> str | None:
-    """The newest CUDA a torch wheel is built for that this NVIDIA driver runs (``None``: no driver known)."""
-    if not version:
-        return None
-    usable = [c for c in TORCH_WHEEL_CUDA if not driver.driver_too_old(version, c)]
-    return usable[-1] if usable else None
 
 
 def check_host_compiler(machine: Machine) -> Finding:

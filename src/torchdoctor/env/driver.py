@@ -22,6 +22,23 @@ DRIVER_MINIMUM: dict[str, str] = {
 }
 
 
+# The CUDA versions download.pytorch.org has wheel indexes for (https://pytorch.org/get-started/locally/).
+TORCH_WHEEL_CUDA = ("11.8", "12.1", "12.4", "12.6", "12.8", "12.9", "13.0")
+
+
+def torch_index_url(cuda: str) -> str:
+    """``https://download.pytorch.org/whl/cu128`` for ``"12.8"``."""
+    return f"https://download.pytorch.org/whl/cu{cuda.replace('.', '')}"
+
+
+def newest_wheel_for_driver(version: str | None) -> str | None:
+    """The newest CUDA a torch wheel is built for that this NVIDIA driver runs (``None``: no driver known)."""
+    if not version:
+        return None
+    usable = [c for c in TORCH_WHEEL_CUDA if not driver_too_old(version, c)]
+    return usable[-1] if usable else None
+
+
 def minimum_driver(cuda: str) -> str | None:
     """The oldest driver that runs CUDA ``cuda`` (``"12.8"`` -> ``"525.60.13"``), None when unknown."""
     major = cuda.split(".")[0]
