@@ -77,9 +77,9 @@ def interrupted_once_hanging(command: list[str], folder: Path, env: dict) -> tup
     return group.returncode, log.read_text()
 
 
-def launch_interrupted_once_hanging(folder: Path, script: str) -> tuple[int | None, str]:
-    """``script`` written to ``folder/train.py``, run on 2 ranks by ``torchdoctor launch --standalone`` and stopped
-    with Ctrl-C once it wrote ``folder/hanging`` (`interrupted_once_hanging`): its exit status and output."""
+def launch_interrupted_once_hanging(folder: Path, script: str, ranks: int = 2) -> tuple[int | None, str]:
+    """``script`` written to ``folder/train.py``, run on ``ranks`` ranks by ``torchdoctor launch --standalone`` and
+    stopped with Ctrl-C once it wrote ``folder/hanging`` (`interrupted_once_hanging`): its exit status and output."""
     (folder / "train.py").write_text(script)
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
     command = [
@@ -89,7 +89,7 @@ def launch_interrupted_once_hanging(folder: Path, script: str) -> tuple[int | No
         "launch",
         "--standalone",
         "--nproc-per-node",
-        "2",
+        str(ranks),
         "train.py",
     ]
     return interrupted_once_hanging(command, folder, environ)

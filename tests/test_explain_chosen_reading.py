@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from explaining import CORPUS, explained, lead
 
 from torchdoctor.explain.diagnose import explain
@@ -55,6 +56,19 @@ def test_no_gpu_alone_keeps_its_order_and_names_the_variable_second():
     assert found.id == "log.cuda_unavailable" and found.details["confidence"] == "likely", found.summary
     assert found.details["alternatives"] == ["log.gpu_selection"]
     assert "Which it is: print CUDA_VISIBLE_DEVICES" in found.fix  # the lines that would tell them apart
+
+
+@pytest.mark.parametrize("value", ["0", "'0'", '"0,1"', " 0"])
+def test_a_list_that_starts_with_gpu_0_hid_no_gpu(value):
+    # GPU 0 stays visible wherever the machine has a GPU: no device at all is not the list's doing
+    found = explained(f"CUDA_VISIBLE_DEVICES={value} python train.py\n" + NO_GPU)
+    assert found.id == "log.cuda_unavailable", found.summary
+
+
+@pytest.mark.parametrize(("value", "said"), [('""', "CUDA_VISIBLE_DEVICES="), ("-1", "=-1"), ("1,0", "=1,0")])
+def test_an_empty_list_or_one_without_gpu_0_first_still_leads(value, said):
+    found = explained(f"CUDA_VISIBLE_DEVICES={value} python train.py\n" + NO_GPU)
+    assert found.id == "log.gpu_selection" and said in found.summary, found.summary
 
 
 def test_the_variable_read_or_compared_is_not_set():

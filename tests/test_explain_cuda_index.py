@@ -56,6 +56,11 @@ def test_elsewhere_the_fix_is_left_as_it_is(release, windows):
             f"pip install -U torch {INDEX})",
         ),
         ("pip install -U torchmetrics", "pip install -U torchmetrics"),
+        # an index given after the last package: the regex must not give torchvision back to add one after torch
+        (f"pip install -U torch torchvision {INDEX}", f"pip install -U torch torchvision {INDEX}"),
+        ("pip install -U torch>=2.1 torchaudio -i X", "pip install -U torch>=2.1 torchaudio -i X"),
+        # a local release names its build: no index to add, and none inside the release
+        ("pip install -U torch==2.1.0+cu121 now", "pip install -U torch==2.1.0+cu121 now"),
     ],
 )
 def test_every_spelling_of_an_upgrade_of_torch_gets_the_index_once(fix, kept):

@@ -113,6 +113,17 @@ def test_steps_are_read_from_the_progress_lines_users_print():
     # a bar of something else than steps: datasets' map over the examples, a download
     assert steps_before(["Map:  20%|██        | 1000/5000 [00:01<00:04, 912.31 examples/s]"]) == {}
     assert steps_before(["model.safetensors:  40%|████      | 200M/500M [00:05<00:07, 40.1MB/s]"]) == {}
+    # a bar in iterations that counts no training step: the shards of a model loaded before it ran out, an
+    # evaluation, Lightning's validation
+    for other in (
+        "Loading checkpoint shards: 100%|██████████| 3/3 [00:05<00:00,  1.70s/it]",
+        "Evaluating: 100%|██████████| 50/50 [00:05<00:00,  9.70it/s]",
+        "Validation DataLoader 0:  40%|████      | 20/50 [00:02<00:03,  9.70it/s]",
+    ):
+        assert steps_before([other]) == {}, other
+    assert (
+        steps_before(["[rank0]: " + bar.format(23)])["steps_last"] == "step 23"
+    )  # a rank's prefix is no words
     # too few, or not rising (a new run started in the same log): no evidence of steps that fitted
     assert steps_before(["iter 0: loss 5.6", "iter 1: loss 5.5"]) == {}
     assert steps_before(["iter 5: loss 5.6", "iter 6: loss 5.5", "iter 0: loss 5.6"]) == {}

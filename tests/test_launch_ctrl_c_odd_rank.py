@@ -6,12 +6,9 @@ name nobody (hang/odd_rank.py)."""
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pytest
 from explaining import explained
-from helpers import interrupted_once_hanging
+from helpers import launch_interrupted_once_hanging
 
 pytestmark = pytest.mark.processes
 
@@ -38,24 +35,8 @@ dist.barrier()
 """
 
 
-def _launched(tmp_path, script: str, ranks: int) -> tuple[int | None, str]:
-    (tmp_path / "train.py").write_text(script)
-    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
-    command = [
-        sys.executable,
-        "-m",
-        "torchdoctor",
-        "launch",
-        "--standalone",
-        "--nproc-per-node",
-        str(ranks),
-        "train.py",
-    ]
-    return interrupted_once_hanging(command, tmp_path, environ)
-
-
 def test_ctrl_c_names_the_rank_outside_the_collective_the_others_wait_in(tmp_path):
-    returncode, output = _launched(tmp_path, ODD, 3)
+    returncode, output = launch_interrupted_once_hanging(tmp_path, ODD, 3)
     assert returncode == 130, output[-3000:]
     said = "ranks 0, 2 were waiting in barrier and rank 1 was not in it (train.py:8 in <module>: time.sleep(600))"
     assert f"torchdoctor: {said}: if the run had stopped moving, rank 1 is likely" in output, output[-3000:]
@@ -65,7 +46,7 @@ def test_ctrl_c_names_the_rank_outside_the_collective_the_others_wait_in(tmp_pat
 
 
 def test_two_ranks_elsewhere_name_nobody(tmp_path):
-    returncode, output = _launched(tmp_path, TWO_ELSEWHERE, 3)
+    returncode, output = launch_interrupted_once_hanging(tmp_path, TWO_ELSEWHERE, 3)
     assert returncode == 130 and "torchdoctor: rank 1 was interrupted at" in output, output[-3000:]
     assert "likely the one they waited for" not in output
     found = explained(output)

@@ -5,6 +5,8 @@ import json
 import sys
 import sysconfig
 
+import pytest
+
 from torchdoctor.shadowing import shadows
 from torchdoctor.system import check_shadowed_modules
 
@@ -142,11 +144,12 @@ def test_pip_and_torchrun_from_another_environment_than_python_warn_with_the_mod
     assert same.status == "ok" and "pip, torchrun: none from another environment" in same.summary
 
 
-def test_pips_sh_launcher_for_long_paths_and_env_shebangs_are_read_right(tmp_path):
+@pytest.mark.parametrize("folder", ["other", "my envs/other"])
+def test_pips_sh_launcher_for_long_paths_and_env_shebangs_are_read_right(tmp_path, folder):
     from torchdoctor.system import check_python_commands
 
     mine = _environment(tmp_path / "mine")
-    other = _environment(tmp_path / "other")
+    other = _environment(tmp_path / folder)  # a path with a space: pip's sh launcher quotes it
     long_form = f"#!/bin/sh\n'''exec' \"{other / 'python'}\" \"$0\" \"$@\"\n' '''"
     (mine / "torchrun").write_text(f"{long_form}\nimport sys\n")
     (mine / "pip").write_text("#!/usr/bin/env python3\nimport sys\n")  # whatever python is on PATH: the same
@@ -205,6 +208,19 @@ def test_what_a_stopped_pip_left_is_named_and_its_version_is_not_read_as_install
     assert lost.fix == "python -m pip install --force-reinstall --no-deps 'torch==2.13.0'"
     (site / "torch-2.13.0.dist-info" / "RECORD").write_text("")
     assert check_package_leftovers([str(site)]) is None
+
+
+def test_a_leftover_in_a_folder_with_a_space_is_removed_by_a_quoted_path(tmp_path):
+    from torchdoctor.system import check_package_leftovers
+
+    site = tmp_path / "my envs" / "site-packages"  # unquoted, rm -rf would take ".../my" and "envs/..."
+    (site / "~orch").mkdir(parents=True)
+    _dist(site, "foo.dist-info", "Metadata-Version: 2.1\n")  # no version in its name: none to pin
+    fix = check_package_leftovers([str(site)]).fix
+    assert (
+        f"rm -rf '{site / 'foo.dist-info'}' && python -m pip install --force-reinstall --no-deps foo " in fix
+    )
+    assert f"rm -rf '{site / '~orch'}'" in fix.splitlines(), fix
 
 
 def test_torch_only_in_the_user_site_that_pythonnousersite_hides_is_named(tmp_path):
@@ -273,7 +289,9 @@ def test_pythonwarnings_that_raise_every_librarys_warning_warn_and_narrower_ones
     only = check_python_warnings({"PYTHONWARNINGS": "error::DeprecationWarning"})
     assert "every DeprecationWarning of every module" in only.summary
     assert only.fix.startswith("export PYTHONWARNINGS=error::DeprecationWarning:__main__")
-    for harmless in ("", "ignore", "error:::__main__", "error,default", "always::UserWarning"):
+    # a message names the warnings it raises on; a later filter of the same category takes them all back
+    narrower = ("error:torch.cuda.amp", "error::DeprecationWarning,ignore::DeprecationWarning")
+    for harmless in ("", "ignore", "error:::__main__", "error,default", "always::UserWarning", *narrower):
         assert check_python_warnings({"PYTHONWARNINGS": harmless}) is None, harmless
     assert check_python_warnings({}) is None
 

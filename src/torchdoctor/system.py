@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import platform
+import re
+import shlex
 import sys
 
 from packaging.version import Version
@@ -188,14 +190,13 @@ def check_accelerators(
             fix,
         )
     if build == "CPU":
-        if listed is None:
-            from torchdoctor.env.driver import driver_version, gpus_from_nvidia_smi
+        from torchdoctor.env.driver import driver_version, gpus_from_nvidia_smi
+        from torchdoctor.env.wheels import newest_wheel_for_driver, torch_index_url
 
+        if listed is None:
             listed = gpus_from_nvidia_smi(environ=environ)
             driver = driver_version(environ=environ)[0] if listed else None
         if listed:
-            from torchdoctor.env.wheels import newest_wheel_for_driver, torch_index_url
-
             names = ", ".join(dict.fromkeys(name for name, _ in listed))
             cuda = newest_wheel_for_driver(driver) or "12.8"
             return verdict(
@@ -255,14 +256,23 @@ def _home(path: str) -> str:
     return "~" + path[len(home) :] if home not in ("", "/") and path.startswith(home + os.sep) else path
 
 
+def _in_shell(path: str) -> str:
+    """``path`` (as `_home` shows it) as one word of a shell command: quoted where it holds a space or another
+    character the shell reads (``rm -rf ~/my envs/...`` would remove ``~/my``), its ``~/`` left outside the quotes
+    for the shell to expand."""
+    shown = _home(path)
+    head, rest = ("~/", shown[2:]) if shown.startswith("~/") else ("", shown)
+    return head + (shlex.quote(rest) if re.search(r"[^\w@%+=:,./~-]", rest) else rest)
+
+
 def _unshadow(shadow) -> str:
     """The command that makes ``import`` take the installed copy again."""
-    found = _home(shadow.found)
+    found = _in_shell(shadow.found)
     if shadow.where == "this folder":
-        folder, base = os.path.split(found)
+        folder, base = os.path.split(shadow.found)
         if base.endswith(".pyc"):
             return f"rm {found}   # compiled code with no source left: a leftover"
-        return f"mv {found} {os.path.join(folder, 'my_' + base)}   # and import it under that name"
+        return f"mv {found} {_in_shell(os.path.join(folder, 'my_' + base))}   # and import it under that name"
     if shadow.where == "PYTHONPATH":
         kept = [
             p
@@ -284,7 +294,9 @@ def _unshadow(shadow) -> str:
         )
     pth = _pth_adding(shadow.entry)
     if pth:
-        return f"rm {_home(pth)}   # it puts {_home(shadow.entry)} on sys.path before the installed packages"
+        return (
+            f"rm {_in_shell(pth)}   # it puts {_home(shadow.entry)} on sys.path before the installed packages"
+        )
     return f"python -c 'import sys; print(sys.path)'   # {shadow.entry} comes first: remove the .pth file or code adding it"
 
 
@@ -360,7 +372,9 @@ def _same_environment(command: str, interpreter: str, module_form: str | None) -
     return f"{module_form} ...   # instead of {command}: the python on PATH; or: {switch}"
 
 
-_SH_EXEC = "'''exec' "  # pip's launcher for an interpreter path too long for #!: /bin/sh, then this line
+# pip's launcher for an interpreter path too long for #!, or holding a space: /bin/sh, then this line, the path
+# in double quotes where it holds a space (distlib's ScriptMaker, enquote_executable)
+_SH_EXEC = "'''exec' "
 
 
 def _interpreter_of(script: str) -> str | None:
@@ -375,7 +389,10 @@ def _interpreter_of(script: str) -> str | None:
         return None
     words = head[0][2:].split()
     if words and words[0] == "/bin/sh" and len(head) > 1 and head[1].startswith(_SH_EXEC):
-        words = [head[1][len(_SH_EXEC) :].split()[0].strip('"')]
+        try:
+            words = shlex.split(head[1][len(_SH_EXEC) :])[:1]
+        except ValueError:  # an unclosed quote: not pip's launcher
+            return None
     if not words or "python" not in os.path.basename(words[0]):
         return None  # #!/usr/bin/env python: the python on PATH; or not a Python script
     return words[0]
@@ -401,13 +418,13 @@ def check_python_warnings(environ=None) -> Finding | None:
     every = [
         entry
         for index, entry in enumerate(entries)
-        if _raises_everywhere(entry) and not any(_covers_all(later) for later in entries[index + 1 :])
+        if _raises_everywhere(entry) and not any(_overrides(later, entry) for later in entries[index + 1 :])
     ]
     if not every:
         return None  # unset, or no filter that turns libraries' warnings into errors: nothing to say
     fields = (every[-1].split(":") + ["", "", "", ""])[:4]
     category = fields[2].strip() or "warning"
-    mine = ":".join(["error", fields[1].strip(), fields[2].strip(), "__main__"])
+    mine = ":".join(["error", "", fields[2].strip(), "__main__"])
     return verdict(
         "warn",
         f"PYTHONWARNINGS={value!r}: {every[-1]!r} turns every {category} of every module into an exception, so "
@@ -418,19 +435,21 @@ def check_python_warnings(environ=None) -> Finding | None:
     )
 
 
-def _covers_all(entry: str) -> bool:
-    """A filter for every warning of every module (``default``, ``ignore``, ``always``, ...)."""
-    fields = [field.strip() for field in entry.split(":")]
-    return all(not field for field in fields[1:4])
+def _overrides(later: str, entry: str) -> bool:
+    """Whether filter ``later`` takes every warning ``entry`` covers (it comes after it, so it wins): no message,
+    no module, and no category or the same one (``default``, ``ignore::DeprecationWarning``, ...)."""
+    fields = ([field.strip() for field in later.split(":")] + ["", "", ""])[:4]
+    category = ([field.strip() for field in entry.split(":")] + ["", "", ""])[2]
+    return not fields[1] and not fields[3] and fields[2] in ("", category)
 
 
 def _raises_everywhere(entry: str) -> bool:
     """A ``-W``/``PYTHONWARNINGS`` filter (``action:message:category:module:lineno``) whose action is ``error``
-    (any prefix of it, as Python reads it) and that names no module: it applies to libraries too."""
-    fields = [field.strip() for field in entry.split(":")]
+    (any prefix of it, as Python reads it) and that names no module and no message: it applies to every warning
+    of its category, libraries' too (``error:some text`` raises only on a warning that starts so)."""
+    fields = ([field.strip() for field in entry.split(":")] + ["", "", ""])[:4]
     action = fields[0].lower()
-    module = fields[3] if len(fields) > 3 else ""
-    return bool(action) and "error".startswith(action) and not module
+    return bool(action) and "error".startswith(action) and not fields[1] and not fields[3]
 
 
 MIN_KERNEL = (5, 5)
@@ -654,18 +673,19 @@ def check_package_leftovers(folders=None) -> Finding | None:
     for path in found:
         base, shown = os.path.basename(path), _home(path)
         name, _, version = base.removesuffix(".dist-info").partition("-")
+        release = f"'{name}=={version}'" if version else name  # a folder named without its version
         if base.startswith("~"):
             said.append(
                 f'{shown} (a half-done uninstall or upgrade: pip skips it, "Ignoring invalid distribution")'
             )
-            fixes.append(f"rm -rf {shown}")
+            fixes.append(f"rm -rf {_in_shell(path)}")
         elif names_a_package(path):
             said.append(f"{shown} has no RECORD (pip cannot uninstall or upgrade {name})")
-            fixes.append(f"python -m pip install --force-reinstall --no-deps '{name}=={version}'")
+            fixes.append(f"python -m pip install --force-reinstall --no-deps {release}")
         else:
             said.append(f"{shown} names no package (pip skips it)")
             fixes.append(
-                f"rm -rf {shown} && python -m pip install --force-reinstall --no-deps '{name}=={version}'"
+                f"rm -rf {_in_shell(path)} && python -m pip install --force-reinstall --no-deps {release}"
                 "   # pip installs it again over the files left"
             )
     return verdict(

@@ -26,7 +26,6 @@ from torchdoctor.findings import Finding
 
 AREA = "env"
 
-# The CUDA versions download.pytorch.org has wheel indexes for (https://pytorch.org/get-started/locally/).
 NO_EXTENSIONS = "no CUDA extension (DeepSpeed ops, flash-attn, apex, …) can be built with it"
 
 

@@ -7,6 +7,7 @@ from packaging.version import Version
 
 from torchdoctor.env import driver
 
+# The CUDA versions download.pytorch.org has wheel indexes for (https://pytorch.org/get-started/locally/).
 TORCH_WHEEL_CUDA = ("11.8", "12.1", "12.4", "12.6", "12.8", "12.9", "13.0")
 
 

@@ -23,8 +23,11 @@ _UPGRADE = re.compile(
     r"(?P<command>pip3? install (?:-U|--upgrade) (?:torch(?![\w-])(?:[<>=~!]=?[\w.*]+)?|(?P<q>['\"])torch[<>=~!][^'\"\s]{1,40}(?P=q))"
     r"(?: (?:torchvision|torchaudio)(?![\w-])(?:[<>=~!]=?[\w.*]+)?)*)"
     r"(?P<said> with the (?:--index-url|index) of (?:your|the installed) CUDA)?"
-    r"(?! (?:--index-url|--extra-index-url|-i|-f) )"
 )
+# after an upgrade: an index it names already, or more of its words (a local release, "torch==2.1.0+cu118"). Told
+# apart after the longest match, not by a lookahead in _UPGRADE, which the regex would meet by giving back its
+# last package ("torch torchvision --index-url X" read as "torch", then the index put in twice)
+_GIVEN = re.compile(r" (?:--index-url|--extra-index-url|-i|-f) |[^\s)\]'\",;:.`]")
 
 
 def windows_cuda(facts: dict) -> str:
@@ -41,7 +44,13 @@ def keep_index(fix: str, cuda: str) -> str:
     """
     index = f"https://download.pytorch.org/whl/cu{cuda}"
     fix = _PLACEHOLDER.sub(f"whl/cu{cuda}", fix)
-    return _UPGRADE.sub(lambda found: f"{found['command']} --index-url {index}", fix)
+
+    def given(found: re.Match) -> str:
+        if _GIVEN.match(fix, found.end()):
+            return found[0]
+        return f"{found['command']} --index-url {index}"
+
+    return _UPGRADE.sub(given, fix)
 
 
 def keeping_cuda_builds(found: list[Finding], facts: dict) -> list[Finding]:

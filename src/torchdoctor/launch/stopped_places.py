@@ -99,10 +99,18 @@ def odd_rank_line(directory: Path) -> str:
             continue
         if rank.isdigit() and said:
             places[int(rank)] = (said, None)
+    if set(places) != _started(directory):
+        return ""  # a rank that started and said nothing (it had crashed, or no line of it was the user's)
     found = odd_rank_out({rank: collective_at(place) for rank, (place, _) in places.items()})
     if found is None:
         return ""
     return f"torchdoctor: {culprit_sentence(found, places[found[0]][0])}."
+
+
+def _started(directory: Path) -> set[int]:
+    """The ranks whose worker started here: ``started.RANK.PID`` (`torchdoctor.launch.bootstrap.mark_started`)."""
+    names = (path.name.split(".") for path in directory.glob("started.*"))
+    return {int(parts[1]) for parts in names if len(parts) == 3 and parts[1].isdigit()}
 
 
 def _blocked(directory: Path) -> dict[int, tuple[str, str | None]]:

@@ -822,10 +822,15 @@ RESTORE_FRAME = (
 # CUDA_VISIBLE_DEVICES given a value where the log shows it: a command line or a job script (VAR=1 python ...,
 # export VAR=0,1), the script's own os.environ["VAR"] = '1', a printed environment ("VAR: 0"); not a comparison
 # (==) or a read (os.environ.get). The driver enumerates only the GPUs it names, so where the runtime then finds
-# no device at all (cudaErrorNoDevice) the list named none this machine has, or none (an empty value, -1)
+# no device at all (cudaErrorNoDevice) the list named none this machine has, or none (an empty value, -1). A list
+# that starts with GPU 0 hides none where the machine has one: not this fact ("0", "0,1"), the value's first
+# character never a blank or a quote (the regex backing off its optional quote), save between two quotes ("")
 VISIBLE_DEVICES_SET = (
     "CUDA_VISIBLE_DEVICES",
-    R(r"\bCUDA_VISIBLE_DEVICES['\"]?\]?[ \t]*[=:](?!=)[ \t]*['\"]?(?P<visible_devices_set>[\w,-]{0,80})"),
+    R(
+        r"\bCUDA_VISIBLE_DEVICES['\"]?\]?[ \t]*[=:](?!=)[ \t]*['\"]?"
+        r"(?P<visible_devices_set>(?<=['\"])(?=['\"])|(?![ \t'\"]|0(?![\w-]))[\w,-]{0,80})"
+    ),
 )
 
 
