@@ -21,6 +21,11 @@ _WORDED = re.compile(
 _BAR = re.compile(
     r"(?P<step>\d{1,9})/(?P<total>\d{1,9}) (?:\[\d[\d:]*<|\d{1,3}:\d\d:\d\d •)[^\r\n]{0,40}?(?<![A-Za-z])(?:it/s|s/it)\b"
 )
+# what a bar's description says before its count: none (the Trainer's bare bar), or training's words (Lightning's
+# "Epoch 0:"); any other words count something else: "Loading checkpoint shards", "Evaluating", "Validation
+# DataLoader 0", whose iterations above an out-of-memory error are no training steps that fitted
+_BAR_DRAWN = re.compile(r"\d{1,3}%\|[^|\n]{0,200}\||^\s*\[[^\]\n]{1,40}\]:?")
+_TRAINING_WORDS = re.compile(r"epoch|train|step|iter|batch|loss", re.IGNORECASE)
 OUT_OF_MEMORY = ("cpu_oom", "cuda_oom")  # the kinds whose reading the steps change
 MIN_STEPS = 3  # distinct step numbers, rising, before a log is read as a run that had been training
 
@@ -37,7 +42,7 @@ def steps_before(lines: list[str]) -> dict[str, str]:
     for line in lines:
         if (worded := _WORDED.match(line)) is not None:
             seen.setdefault(worded["word"].lower(), []).append((int(worded["step"]), line.strip()))
-        elif "/" in line and (bars := list(_BAR.finditer(line))):
+        elif "/" in line and (bars := list(_BAR.finditer(line))) and _counts_training(line, bars[-1].start()):
             seen.setdefault("bar", []).append(
                 (int(bars[-1]["step"]), line.strip().rsplit("\r", 1)[-1].strip())
             )
@@ -81,3 +86,11 @@ def memory_grew(facts: dict) -> str:
         "CPU, the process's resident memory). Unless this step's batch was larger than the others (sequences "
         "padded to a longer one) or it was the first evaluation or checkpoint save: then that step needs the room."
     )
+
+
+def _counts_training(line: str, count_at: int) -> bool:
+    """Whether the bar whose count starts at ``count_at`` counts training steps: its description (the words
+    before the count on the line's last update, a rank's prefix and the drawn bar taken off) is none or
+    names training."""
+    described = _BAR_DRAWN.sub("", line[:count_at].rsplit("\r", 1)[-1])
+    return not re.search(r"[A-Za-z]", described) or _TRAINING_WORDS.search(described) is not None
