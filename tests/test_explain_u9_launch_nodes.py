@@ -104,3 +104,15 @@ def test_a_refusal_of_bad_input_is_said_with_its_own_words():
     assert found.summary.endswith("--standalone runs one node alone, and --nnodes is 2: drop --standalone and give "
                                   "every node --rdzv-endpoint HOST:PORT (or --master-addr/--master-port)")  # fmt: skip
     assert found.fix == "Change what the line names and start the command again."
+
+
+def test_a_refusal_of_a_commands_input_is_not_said_as_a_node_that_holds_up_the_others():
+    # check's answer to `--only sys.nope`, as it prints it: no rendezvous, no node waits for it
+    found = explained(
+        "torchdoctor: error: --only sys.nope: no such check; choose from sys.python, sys.torch, net.smoke\n"
+    )
+    assert found.id == "log.torchdoctor_refused", found.summary
+    assert found.summary.endswith(
+        "torchdoctor refused its input: --only sys.nope: no such check; choose from sys.python, sys.torch, net.smoke"
+    ), found.summary
+    assert "rendezvous" not in found.fix and "node" not in found.fix, found.fix

@@ -20,9 +20,22 @@ FAMILY = "launchers and schedulers"
 R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 
 
+# what launch's checks before the start speak of (preflight: the rendezvous host resolves, its port is free, the
+# others reach it, the socket interfaces exist); any other refusal is of a command's input (`check --only sys.nope`,
+# a missing file given to explain), which holds up no other node
+_RENDEZVOUS_CHECK = re.compile(
+    r"rendezvous|interface|\bport\b|\bresolve|\breach|_SOCKET_IFNAME", re.IGNORECASE
+)
+
+
 def _refused(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     line = first(hits, "refusal", "").strip()
     said, _, fix = line.partition("; ")
+    if not _RENDEZVOUS_CHECK.search(said):
+        return (
+            f"torchdoctor refused its input: {line}",
+            "Change what the line names and run the command again.",
+        )
     summary = f"torchdoctor refused to start the run on this node: {said}"
     if not fix:
         return summary, "Change what the line names and start the command again."
