@@ -160,6 +160,7 @@ from torchdoctor.explain.kinds import (
     script_objects,
     serialization_calls,
     settings_ignored,
+    shadowed_modules,
     simulators,
     spawned_workers,
     streaming_cache,
@@ -207,6 +208,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *amp_scaler.RECOGNISERS,
     *data_containers.RECOGNISERS,
     *metric_reports.RECOGNISERS,
+    *shadowed_modules.RECOGNISERS,  # before versions: a local copy is no older release
     *versions.RECOGNISERS,
     *group_teardown.RECOGNISERS,
     *device_strings.RECOGNISERS,
