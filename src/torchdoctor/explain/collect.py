@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain import cut_traceback, sentence_case
+from torchdoctor.explain import cut_traceback, raised_warnings, sentence_case
 from torchdoctor.explain.first_failure import (
     Raised,
     cut,
@@ -386,10 +386,22 @@ class Collector:
                 warned = _WARNING.search(line) is not None or (
                     line[:1].isspace() and _WARNING.search(self._line_above(number, before)) is not None
                 )
+                if warned and (warning := raised_warnings.raised(line, self._lines_above(number, before))):
+                    # a warning raised as an exception (PYTHONWARNINGS=error) is what stopped the run
+                    warned, facts = False, {**facts, "warning_raised": warning}
                 kind = recogniser.kind_of(facts)  # whose code asked for a missing name may make it another's
                 self.hits.append(
                     Hit(kind, facts, source, number, rank, self._order, specific, anchor, warned)
                 )
+
+    def _lines_above(self, number: int, before: list[str] | None) -> list[str]:
+        """The lines just above line ``number``, where they were read: the window's own, else the lines read
+        one by one up to it ([] otherwise)."""
+        if before:
+            return before
+        if self._recent and self._recent[-1][0] == number - 1:
+            return [text for _, text in self._recent]
+        return []
 
     def _line_above(self, number: int, before: list[str] | None) -> str:
         """The line just above line ``number``, where it was read: the window's own lines above, else the

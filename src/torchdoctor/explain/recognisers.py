@@ -192,7 +192,9 @@ class Recogniser:
 
     def only_warned(self, hits: list[Hit]) -> bool:
         """Whether ``hits`` are only this kind's warnings: a ``fallback`` kind, or every hit holding one of its
-        ``fallback_facts``."""
+        ``fallback_facts``; never a warning raised as the run's error (PYTHONWARNINGS=error)."""
+        if any("warning_raised" in h.facts for h in hits):
+            return False
         return self.fallback or bool(
             self.fallback_facts and all(any(f in h.facts for f in self.fallback_facts) for h in hits)
         )
