@@ -18,7 +18,7 @@ from torchdoctor.explain.literals import finder
 from torchdoctor.explain.printed_versions import first_printed
 from torchdoctor.explain.reader import TAIL, Window, ranks_in_head, windows
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser
-from torchdoctor.explain.steps_before import OUT_OF_MEMORY, steps_before
+from torchdoctor.explain.steps_before import KEPT, OUT_OF_MEMORY, is_progress, progress_read
 from torchdoctor.explain.traceback_frames import Frames, asking_package, frame_facts
 
 # A line printed as a warning, after which the program went on: Python's warnings ("train.py:3: UserWarning: "),
@@ -207,6 +207,9 @@ class Collector:
         # attempt (console_attempts.py)
         self.group_failures: list[tuple[int, str | None]] = []
         self._recent: list[tuple[int, str]] = []  # (number, line) of the last lines read one after another
+        self._progress: list[
+            tuple[int, str]
+        ] = []  # the last progress lines read (is_progress), (number, line)
         self._frames = Frames()  # the traceback frames of the log being read, by line
 
     def read(
@@ -228,6 +231,7 @@ class Collector:
         # the "RuntimeError:" that holds the trigger. A long log is read through the triggers.
         short = len(head) < SHORT
         self._recent = []  # a new file: nothing is above its first line
+        self._progress = []  # nor any progress line
         self._frames, first_hit = Frames(), len(self.hits)
         for window in windows(stream, every_line=short, every_line_to=TAIL, every_line_last=TAIL):
             self._window(window, source, rank)
@@ -297,6 +301,9 @@ class Collector:
     ) -> None:
         self.ctx.candidates += 1
         self._order += 1
+        if is_progress(line):  # a step's line or a bar, for an error too far below it to have it above
+            self._progress.append((number, line))
+            del self._progress[:-KEPT]
         line = straight_quotes(line)
         self._context(line)
         is_error = _ERROR_LINE.match(line) is not None
@@ -379,7 +386,10 @@ class Collector:
                         # raised in a file that other code imported or ran, not in the one started
                         facts["raised_below_top"] = raised.outermost.file
                 if before and recogniser.kind in OUT_OF_MEMORY:
-                    facts = {**facts, **steps_before(before)}  # the steps that fitted before it ran out
+                    # the steps that fitted before it ran out: the lines above it, and the progress lines read
+                    # before those (a traceback longer than the lines kept above an error)
+                    earlier = [text for at, text in self._progress if at < number - len(before)]
+                    facts = {**facts, **progress_read([*earlier, *before])}
                 specific = recogniser.specific_on(line)
                 anchor = recogniser.anchor_on(line)
                 # a warning's line, or the source line Python prints under it (`warn("...")`, indented)
