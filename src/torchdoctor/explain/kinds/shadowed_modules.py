@@ -125,7 +125,7 @@ MODULE_SHADOWED = Recogniser(
     title="a local file or folder shadowing an installed module",
     anchors=(
         "cannot import name '",
-        "(consider renaming '",
+        "(consider renaming ",
         "partially initialized module '",
         "module 'torch' has no attribute '",
     ),
