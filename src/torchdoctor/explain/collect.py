@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from torchdoctor.explain import cut_traceback, sentence_case
+from torchdoctor.explain import cut_traceback, raised_warnings, sentence_case
 from torchdoctor.explain.first_failure import (
     Raised,
     cut,
@@ -18,7 +18,7 @@ from torchdoctor.explain.literals import finder
 from torchdoctor.explain.printed_versions import first_printed
 from torchdoctor.explain.reader import TAIL, Window, ranks_in_head, windows
 from torchdoctor.explain.recognisers import Context, Hit, Recogniser
-from torchdoctor.explain.steps_before import OUT_OF_MEMORY, steps_before
+from torchdoctor.explain.steps_before import KEPT, OUT_OF_MEMORY, is_progress, progress_read
 from torchdoctor.explain.traceback_frames import Frames, asking_package, frame_facts
 
 # A line printed as a warning, after which the program went on: Python's warnings ("train.py:3: UserWarning: "),
@@ -207,6 +207,9 @@ class Collector:
         # attempt (console_attempts.py)
         self.group_failures: list[tuple[int, str | None]] = []
         self._recent: list[tuple[int, str]] = []  # (number, line) of the last lines read one after another
+        self._progress: list[
+            tuple[int, str]
+        ] = []  # the last progress lines read (is_progress), (number, line)
         self._frames = Frames()  # the traceback frames of the log being read, by line
 
     def read(
@@ -228,6 +231,7 @@ class Collector:
         # the "RuntimeError:" that holds the trigger. A long log is read through the triggers.
         short = len(head) < SHORT
         self._recent = []  # a new file: nothing is above its first line
+        self._progress = []  # nor any progress line
         self._frames, first_hit = Frames(), len(self.hits)
         for window in windows(stream, every_line=short, every_line_to=TAIL, every_line_last=TAIL):
             self._window(window, source, rank)
@@ -297,6 +301,9 @@ class Collector:
     ) -> None:
         self.ctx.candidates += 1
         self._order += 1
+        if is_progress(line):  # a step's line or a bar, for an error too far below it to have it above
+            self._progress.append((number, line))
+            del self._progress[:-KEPT]
         line = straight_quotes(line)
         self._context(line)
         is_error = _ERROR_LINE.match(line) is not None
@@ -366,6 +373,8 @@ class Collector:
                     package = installed_package(raised.raised_in.file)
                     if package:
                         facts = {**facts, "raised_in_package": package}
+                    else:  # the user's own file, a local copy of a package's, or the standard library's
+                        facts = {**facts, "raised_in_file": raised.raised_in.file}
                         if raised.raised_code.lstrip().startswith("from ."):
                             # a relative import: the package importing one of its own modules
                             facts["raised_in_relative_import"] = raised.raised_code.strip()
@@ -377,17 +386,32 @@ class Collector:
                         # raised in a file that other code imported or ran, not in the one started
                         facts["raised_below_top"] = raised.outermost.file
                 if before and recogniser.kind in OUT_OF_MEMORY:
-                    facts = {**facts, **steps_before(before)}  # the steps that fitted before it ran out
+                    # the steps that fitted before it ran out: the lines above it, and the progress lines read
+                    # before those (a traceback longer than the lines kept above an error)
+                    earlier = [text for at, text in self._progress if at < number - len(before)]
+                    facts = {**facts, **progress_read([*earlier, *before])}
                 specific = recogniser.specific_on(line)
                 anchor = recogniser.anchor_on(line)
                 # a warning's line, or the source line Python prints under it (`warn("...")`, indented)
                 warned = _WARNING.search(line) is not None or (
                     line[:1].isspace() and _WARNING.search(self._line_above(number, before)) is not None
                 )
+                if warned and (warning := raised_warnings.raised(line, self._lines_above(number, before))):
+                    # a warning raised as an exception (PYTHONWARNINGS=error) is what stopped the run
+                    warned, facts = False, {**facts, "warning_raised": warning}
                 kind = recogniser.kind_of(facts)  # whose code asked for a missing name may make it another's
                 self.hits.append(
                     Hit(kind, facts, source, number, rank, self._order, specific, anchor, warned)
                 )
+
+    def _lines_above(self, number: int, before: list[str] | None) -> list[str]:
+        """The lines just above line ``number``, where they were read: the window's own, else the lines read
+        one by one up to it ([] otherwise)."""
+        if before:
+            return before
+        if self._recent and self._recent[-1][0] == number - 1:
+            return [text for _, text in self._recent]
+        return []
 
     def _line_above(self, number: int, before: list[str] | None) -> str:
         """The line just above line ``number``, where it was read: the window's own lines above, else the

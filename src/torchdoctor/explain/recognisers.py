@@ -187,10 +187,14 @@ class Recogniser:
     # when the code that asked for it is that package's own, the kind when it is another installed package's;
     # "" keeps this kind): whose code asked for a name decides whose release it is (kinds/asking_frame.py)
     kind_by_asker: tuple[tuple[str, str, str, str], ...] = ()
+    # a hit counts only where this says its facts hold (what a line's regex cannot see: the file that raised)
+    holds: Callable[[Facts], bool] | None = None
 
     def only_warned(self, hits: list[Hit]) -> bool:
         """Whether ``hits`` are only this kind's warnings: a ``fallback`` kind, or every hit holding one of its
-        ``fallback_facts``."""
+        ``fallback_facts``; never a warning raised as the run's error (PYTHONWARNINGS=error)."""
+        if any("warning_raised" in h.facts for h in hits):
+            return False
         return self.fallback or bool(
             self.fallback_facts and all(any(f in h.facts for f in self.fallback_facts) for h in hits)
         )
@@ -231,7 +235,10 @@ class Recogniser:
         return "certain" if any(h.specific for h in proven) else "likely"
 
     def stands(self, hit: Hit, ctx: Context) -> bool:
-        """Whether ``hit`` counts in this log: the facts ``requires_beside`` asks beside its own are all there."""
+        """Whether ``hit`` counts in this log: ``holds`` says so of its facts, and the facts ``requires_beside``
+        asks beside its own are all there."""
+        if self.holds is not None and not self.holds(hit.facts):
+            return False
         return all(
             all(f in ctx.facts for f in needed) for own, needed in self.requires_beside if own in hit.facts
         )

@@ -27,6 +27,9 @@ _BAR = re.compile(
 _BAR_DRAWN = re.compile(r"\d{1,3}%\|[^|\n]{0,200}\||^\s*\[[^\]\n]{1,40}\]:?")
 _TRAINING_WORDS = re.compile(r"epoch|train|step|iter|batch|loss", re.IGNORECASE)
 OUT_OF_MEMORY = ("cpu_oom", "cuda_oom")  # the kinds whose reading the steps change
+# progress lines the collector keeps as it reads, for an error whose traceback is longer than the lines kept above
+# it (Lightning's, 133 lines on an out-of-memory error, pushes its progress bar out of them)
+KEPT = 8
 MIN_STEPS = 3  # distinct step numbers, rising, before a log is read as a run that had been training
 
 
@@ -63,6 +66,23 @@ def steps_before(lines: list[str]) -> dict[str, str]:
             "steps_line": steps[-1][1][:200],
         }
     return {}
+
+
+def progress_read(lines: list[str]) -> dict[str, str]:
+    """``steps_before(lines)``, else ``{"steps_seen": <the last progress line>}`` where ``lines`` show steps too few
+    to tell (one or two), else {} (no progress line: nothing says the run had been stepping)."""
+    found = steps_before(lines)
+    if found:
+        return found
+    seen = next((line.strip() for line in reversed(lines) if is_progress(line)), None)
+    return {"steps_seen": seen.rsplit("\r", 1)[-1].strip()[:200]} if seen else {}
+
+
+def is_progress(line: str) -> bool:
+    """Whether ``line`` is one of the progress lines ``steps_before`` reads: a progress bar, a step's line."""
+    if "it/s" in line or "s/it" in line:
+        return _BAR.search(line) is not None
+    return _WORDED.match(line) is not None
 
 
 def ran_before(facts: dict) -> str:

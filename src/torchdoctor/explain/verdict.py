@@ -16,6 +16,7 @@ from torchdoctor.explain import (
     first_failure,
     fixed_upstream,
     interrupted,
+    raised_warnings,
     uncovered,
 )
 from torchdoctor.explain.first_failure import Raised
@@ -141,12 +142,19 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
     if first is not None or any(not BY_KIND[k].only_warned(h) for k, h in by_kind.items()):
         # a warning healthy exits print too says nothing beside a failure the log does show (a fallback kind, or
         # a kind's hits on its fallback_facts)
+        # (a warning raised as the run's error, PYTHONWARNINGS=error, is that failure: kept)
         by_kind = {
-            k: h for k, h in by_kind.items() if not BY_KIND[k].fallback or (at_exit and k == "shutdown_hang")
+            k: h
+            for k, h in by_kind.items()
+            if not BY_KIND[k].fallback or (at_exit and k == "shutdown_hang") or _raised_warning(h)
         }
         for kind, kind_hits in list(by_kind.items()):
             facts = BY_KIND[kind].fallback_facts
-            kept = [h for h in kind_hits if not any(f in h.facts for f in facts)] if facts else kind_hits
+            kept = (
+                [h for h in kind_hits if _raised_warning([h]) or not any(f in h.facts for f in facts)]
+                if facts
+                else kind_hits
+            )
             if kept:
                 by_kind[kind] = kept
             else:
@@ -502,8 +510,26 @@ def _where_it_waited(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: 
 
 
 # what some kinds add to their finding, in this order, after the user's line
+def _raised_warning(hits: list[Hit]) -> bool:
+    """Whether a hit is a warning raised as an exception (PYTHONWARNINGS=error): the run's error."""
+    return any("warning_raised" in h.facts for h in hits)
+
+
+def _warning_raised(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: list[Raised]) -> None:
+    """A warning raised as an exception (PYTHONWARNINGS=error) stopped the run: said so, with the filter that
+    lets it go on, not "the run went on" (found in USER10's trial, session 41)."""
+    warning = next(
+        (str(h.facts["warning_raised"]) for h in o.by_kind[kind] if "warning_raised" in h.facts), ""
+    )
+    if warning:
+        draft.summary = raised_warnings.summary(draft.summary, warning)
+        draft.fix = raised_warnings.fix(draft.fix, warning)
+        draft.status = "fail"
+
+
 _EXTRAS = (
     _only_warnings,
+    _warning_raised,
     _watchdog_took_it_down,
     _launcher_summary_of_the_above,
     _waited_for_a_peer,
