@@ -242,6 +242,18 @@ PROCESS_MODULES = {
     "test_net_u9_debug_detail_one_host",
 }
 PROCESS_TESTS = {
+    # real Python runs: a json.py beside the script, a package's own circular import, a DataLoader under
+    # simplefilter("error"), Python refusing to start on a bad PYTHON* variable
+    "test_explain_shadowed_modules": {
+        "test_a_json_py_beside_the_script_run_for_real_is_named",
+        "test_a_packages_own_circular_import_in_site_packages_is_not_read_as_shadowing",
+    },
+    "test_explain_raised_warnings": {
+        "test_a_real_dataloader_under_simplefilter_error_is_read_as_stopped_by_its_warning"
+    },
+    "test_explain_python_startup": {
+        "test_a_bad_python_variable_that_stops_python_starting_is_named_with_what_it_takes"
+    },
     # a real pytest run's failure report, each --tb style
     "test_explain_pytest_failures": {
         "test_a_failed_tests_error_and_the_line_that_raised_it_are_read",

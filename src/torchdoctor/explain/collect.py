@@ -373,11 +373,11 @@ class Collector:
                     package = installed_package(raised.raised_in.file)
                     if package:
                         facts = {**facts, "raised_in_package": package}
-                    else:  # the user's own file, a local copy of a package's, or the standard library's
-                        facts = {**facts, "raised_in_file": raised.raised_in.file}
                         if raised.raised_code.lstrip().startswith("from ."):
                             # a relative import: the package importing one of its own modules
                             facts["raised_in_relative_import"] = raised.raised_code.strip()
+                    else:  # the user's own file, a local copy of a package's, or the standard library's
+                        facts = {**facts, "raised_in_file": raised.raised_in.file}
                     facts["asked_in_package"] = asking_package(raised.frames)
                     # the packages its frames went through below the user's code: whose code called the one that
                     # refused (a library's own model, not the user's)

@@ -241,11 +241,17 @@ def _oom(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
     # the allocator prints the same line when the memory of earlier steps was never freed: a batch smaller
     # only postpones it (said first, with the steps, where the log shows them)
-    # said only where the log shows a step or two before it ran out (no steps shown: nothing says it ran)
-    if not grew and facts.get("steps_seen"):
+    # with the step the log shows where it shows one; else said as a condition (a pasted traceback rarely
+    # keeps the steps above it, and memory kept from step to step is a common cause of this very line)
+    if not grew:
+        shown = facts.get("steps_seen")
         lines.append(
-            f"The log shows a step before this ({facts['steps_seen']!r}): if it ran for many steps, memory grew "
-            "step by step: something keeps every step's tensors "
+            (
+                f"The log shows a step before this ({shown!r}): if it ran for many steps, memory grew step by step"
+                if shown
+                else "If it ran for many steps before this, memory grew step by step"
+            )
+            + ": something keeps every step's tensors "
             "(a running total of the loss with its graph, total += loss instead of loss.item(); outputs or "
             "logits kept in a list; evaluation without torch.no_grad()). torch.cuda.memory_allocated() printed "
             "each step shows the growth."
