@@ -238,6 +238,7 @@ PROCESS_MODULES = {
     "test_runner",
     "test_watchdog_multinode",
     "test_launch_u9_unreached_rendezvous",
+    "test_launch_u11_c10d_nodes_come",
     "test_net_u9_debug_detail_one_host",
 }
 PROCESS_TESTS = {

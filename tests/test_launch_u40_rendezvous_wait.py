@@ -19,6 +19,10 @@ def test_the_line_names_the_nodes_waited_for_and_the_time_left():
     assert waiting_line(2, None, "node01:29400", 35, 300) == (
         "torchdoctor: this node waits at the c10d rendezvous node01:29400 for 2 nodes in all: 35 s of 300\n"
     )
+    assert waiting_line(3, None, "node01:29400", 35, 300, joined=2) == (
+        "torchdoctor: this node waits at the c10d rendezvous node01:29400 for 3 nodes in all, 2 of 3 come so "
+        "far: 35 s of 300\n"
+    )
 
 
 def test_a_node_alone_at_the_rendezvous_says_whom_it_waits_for_before_giving_up(tmp_path):
