@@ -45,3 +45,16 @@ def test_the_other_nodes_never_coming_does_not_offer_another_port():
         {}, 8, 30, waited, finished=True, expected_reports=4, endpoint="node01:29400", nnodes=2
     )
     assert "nc -zv node01 29400" in alone.fix and "free one" not in alone.fix, alone.fix
+
+
+def test_a_lost_rendezvous_store_names_the_endpoints_host_not_torchs_trace_or_nccl():
+    output = (
+        "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store "
+        "has failed. See inner exception for details.\n"
+    )
+    (finding,) = verdicts(
+        {}, 3, 30, output, finished=True, expected_reports=1, endpoint="node01:29400", nnodes=3
+    )
+    assert "lost the c10d rendezvous store at node01:29400" in finding.summary, finding.summary
+    assert "the run on node01, which serves it, ended first" in finding.summary
+    assert finding.fix.startswith("Read the verdict on node01 first") and "NCCL" not in finding.fix

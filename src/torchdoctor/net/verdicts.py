@@ -451,8 +451,13 @@ def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
             summary = f"{this_host} cannot reach {what} {summary.removeprefix('cannot reach ')}"
             if rendezvous:
                 problem.fix = _store_reach_fix(problem.facts["host"], problem.facts["port"], problem.facts)
+        if problem.summary.startswith("RendezvousConnectionError") and nnodes > 1:
+            findings.append(_store_lost(this_host, endpoint))
+            continue
         details = {"kind": problem.kind, "host": this_host, "endpoint": endpoint, **problem.facts}
         findings.append(Finding("net.join", "fail", summary, details, problem.fix))
+    if "RendezvousConnectionError" in output and not findings and nnodes > 1:
+        findings.append(_store_lost(this_host, endpoint))
     if "RendezvousTimeoutError" in output and not findings:
         host, _, port = endpoint.rpartition(":")
         # of two nodes, the other one; of more, this node cannot tell how many came (three namespace hosts, the
@@ -475,6 +480,25 @@ def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
             )
         )
     return findings
+
+
+def _store_lost(this_host: str, endpoint: str) -> Finding:
+    """torch's ``RendezvousConnectionError`` with no reason read beside it: a store operation of the c10d
+    rendezvous failed. The store lives in the launcher on the endpoint's host, so that host's run ended first
+    (three namespace hosts, the endpoint's refused by its own check: the second ended with torch's trace and
+    nothing else) or it cannot be reached from here; which, its own verdict says."""
+    host, _, port = endpoint.rpartition(":")
+    host = host or "the rendezvous host"
+    return Finding(
+        "net.join",
+        "fail",
+        f"{this_host} lost the c10d rendezvous store at {endpoint or '?'} (torch's RendezvousConnectionError): "
+        f"the run on {host}, which serves it, ended first (it gave up, or its own check refused it) or {host} "
+        "could not be reached from here",
+        {"kind": "rendezvous_store_lost", "host": this_host, "endpoint": endpoint},
+        f"Read the verdict on {host} first and fix what it names; then start `torchdoctor net` again on every "
+        f"host, {host} first. From here, `nc -zv {host} {port or 'PORT'}` shows whether it answers.",
+    )
 
 
 def _store_reach_fix(host: str, port: str, facts: dict[str, Any]) -> str:
@@ -529,9 +553,10 @@ def _incomplete(states, world_size, expected, finished, hosts, nnodes: int = 1) 
     if absent:
         parts.append(f"no state from {who(absent)}")
     why = "the launcher was stopped at its deadline" if not finished else "the launcher gave up"
-    fix = "Rerun with a longer --timeout and -v; " + (
-        NCCL_DEBUG_HINT if "gloo" not in {state.backend for state in states.values()} else _GLOO_NEXT
-    )
+    backends = {state.backend for state in states.values() if state.backend}
+    # no rank reported: its backend is not known here, so neither NCCL's advice nor gloo's is offered
+    advice = NCCL_DEBUG_HINT if "nccl" in backends else _GLOO_NEXT if backends else ""
+    fix = "Rerun with a longer --timeout and -v" + (f"; {advice}" if advice else ".")
     if finished and nnodes > 1 and states and not any(state.error for state in states.values()):
         # torch's launcher stops every host's ranks when one rank fails: the cause is on the host it failed on
         parts.append(
