@@ -15,7 +15,7 @@ from typing import Any
 
 from torchdoctor.findings import Finding
 from torchdoctor.net.rank_state import COLLECTIVE_STAGES, RankState
-from torchdoctor.net.torch_errors import NCCL_DEBUG_HINT, REACH_HINT, classify
+from torchdoctor.net.torch_errors import NCCL_DEBUG_HINT, classify
 from torchdoctor.rank_list import who
 
 # torchrun's failure block: "rank : 1 (local_rank: 1)" ... "exitcode : -11 (pid: 42)" ... "traceback : ..."
@@ -178,7 +178,7 @@ def _never_joined(states, world_size, timeout, hosts, endpoint: str = "") -> lis
         summary = f"{names} never joined within {timeout:g}s ({len(joined)} of {world_size} ranks did)"
         fix = (
             f"Check that every host started the job with the same WORLD_SIZE/--nnodes and can reach {master}.\n"
-            + REACH_HINT.format(host=host or "MASTER_ADDR", port=port or "MASTER_PORT")
+            + _store_reach_fix(host or "MASTER_ADDR", port or "MASTER_PORT", {})
             + (
                 "\nUnder SLURM start one task per rank with srun (`srun torchdoctor net`), not in the batch "
                 "script itself."
@@ -208,7 +208,7 @@ def _never_joined(states, world_size, timeout, hosts, endpoint: str = "") -> lis
         summary = f"{_who(rank, hosts)} cannot reach rank 0's store at {master}" + (
             f" ({why})" if why else f": {state.error.message[:300]}"
         )
-        fix = REACH_HINT.format(host=host, port=port)
+        fix = _store_reach_fix(host, port, facts)
         behind = _past_the_rendezvous(endpoint, master, state.host)
         if behind is not None:
             summary, fix = summary + behind[0], behind[1]
@@ -446,10 +446,18 @@ def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
     for problem in classify(output):
         summary = problem.summary
         if problem.kind == "unreachable":
-            what = "the rendezvous host" if endpoint.startswith(f"{problem.facts['host']}:") else "a peer"
+            rendezvous = endpoint.startswith(f"{problem.facts['host']}:")
+            what = "the rendezvous host" if rendezvous else "a peer"
             summary = f"{this_host} cannot reach {what} {summary.removeprefix('cannot reach ')}"
+            if rendezvous:
+                problem.fix = _store_reach_fix(problem.facts["host"], problem.facts["port"], problem.facts)
+        if problem.summary.startswith("RendezvousConnectionError") and nnodes > 1:
+            findings.append(_store_lost(this_host, endpoint))
+            continue
         details = {"kind": problem.kind, "host": this_host, "endpoint": endpoint, **problem.facts}
         findings.append(Finding("net.join", "fail", summary, details, problem.fix))
+    if "RendezvousConnectionError" in output and not findings and nnodes > 1:
+        findings.append(_store_lost(this_host, endpoint))
     if "RendezvousTimeoutError" in output and not findings:
         host, _, port = endpoint.rpartition(":")
         # of two nodes, the other one; of more, this node cannot tell how many came (three namespace hosts, the
@@ -474,13 +482,55 @@ def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
     return findings
 
 
+def _store_lost(this_host: str, endpoint: str) -> Finding:
+    """torch's ``RendezvousConnectionError`` with no reason read beside it: a store operation of the c10d
+    rendezvous failed. The store lives in the launcher on the endpoint's host, so that host's run ended first
+    (three namespace hosts, the endpoint's refused by its own check: the second ended with torch's trace and
+    nothing else) or it cannot be reached from here; which, its own verdict says."""
+    host, _, port = endpoint.rpartition(":")
+    host = host or "the rendezvous host"
+    return Finding(
+        "net.join",
+        "fail",
+        f"{this_host} lost the c10d rendezvous store at {endpoint or '?'} (torch's RendezvousConnectionError): "
+        f"the run on {host}, which serves it, ended first (it gave up, or its own check refused it) or {host} "
+        "could not be reached from here",
+        {"kind": "rendezvous_store_lost", "host": this_host, "endpoint": endpoint},
+        f"Read the verdict on {host} first and fix what it names; then start `torchdoctor net` again on every "
+        f"host, {host} first. From here, `nc -zv {host} {port or 'PORT'}` shows whether it answers.",
+    )
+
+
+def _store_reach_fix(host: str, port: str, facts: dict[str, Any]) -> str:
+    """What to do when a host cannot connect to the store at ``host:port`` (the rendezvous's, or rank 0's),
+    by why (``facts``: torch's ``reason`` or ``after``, as `classify` read them). Only the connection to that
+    one port is at stake: an interface setting (NCCL_/GLOO_SOCKET_IFNAME) plays no part in it, and another
+    port helps only where this one is taken, which a connection does not show."""
+    reason = str(facts.get("reason", "")).lower()
+    check = f"From every other host, check that the port answers: nc -zv {host} {port}\n"
+    if "refused" in reason:
+        return check + (
+            f"The connection was refused: nothing listens on {host}:{port} (the job on {host} has not started "
+            "yet, or gave up already: its own verdict says why), or the address is not that host's."
+        )
+    if "after" in facts or "timed out" in reason:
+        return check + (
+            f"The connection timed out: something drops what is sent to port {port} (a firewall on {host} or "
+            f"on the way: open TCP port {port} there to the other hosts), or {host} is an address the other "
+            f"hosts do not reach (`ip route get {host}` on them)."
+        )
+    return (
+        check + f"Open TCP port {port} in the firewall on {host} (and on the way there) to the other hosts."
+    )
+
+
 def _rendezvous_fix(host: str, port: str) -> str:
     """What to do when the other nodes never reached the rendezvous. Only the store at the endpoint is reached
     at that point: a socket interface setting (NCCL_/GLOO_SOCKET_IFNAME) plays no part yet, so none is offered."""
     fix = (
         "Start the same command on every node (same --nnodes, --rdzv-id, --rdzv-endpoint), and check from each "
         f"of them that the endpoint answers: nc -zv {host} {port}\n"
-        "Open the port in the firewall, or pick a free one (--rdzv-endpoint HOST:PORT)."
+        f"Open TCP port {port} in the firewall on {host} (and on the way there) to the other nodes."
     )
     try:
         loopback = ipaddress.ip_address(host.strip("[]")).is_loopback
@@ -503,9 +553,10 @@ def _incomplete(states, world_size, expected, finished, hosts, nnodes: int = 1) 
     if absent:
         parts.append(f"no state from {who(absent)}")
     why = "the launcher was stopped at its deadline" if not finished else "the launcher gave up"
-    fix = "Rerun with a longer --timeout and -v; " + (
-        NCCL_DEBUG_HINT if "gloo" not in {state.backend for state in states.values()} else _GLOO_NEXT
-    )
+    backends = {state.backend for state in states.values() if state.backend}
+    # no rank reported: its backend is not known here, so neither NCCL's advice nor gloo's is offered
+    advice = NCCL_DEBUG_HINT if "nccl" in backends else _GLOO_NEXT if backends else ""
+    fix = "Rerun with a longer --timeout and -v" + (f"; {advice}" if advice else ".")
     if finished and nnodes > 1 and states and not any(state.error for state in states.values()):
         # torch's launcher stops every host's ranks when one rank fails: the cause is on the host it failed on
         parts.append(
