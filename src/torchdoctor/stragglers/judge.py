@@ -81,14 +81,19 @@ class Judge:
                 pass
 
 
-def start(directory: str | None, stderr: int) -> Judge:
+def start(directory: str | None, stderr: int) -> Judge | subprocess.Popen:
     """Fork the judge from this process (torch.distributed imported first, if it is not yet); it writes to the
     file descriptor ``stderr`` and, at the end, into ``directory`` (if any). Returns its process (OSError when
-    it cannot be started)."""
+    it cannot be started). Where there is no fork (Windows), a fresh interpreter (`start_fresh`)."""
+    if not hasattr(os, "fork"):
+        return start_fresh(directory, stderr)
     import torch.distributed  # noqa: F401 - the fork's, for its client of the store (the watch imported torch)
 
     parent = os.getpid()
     reading, writing = os.pipe()
+    # Ctrl-C or SIGTERM in the instant after the fork would run rank 0's handlers in the judge: held until it
+    # has its own (as `torchdoctor.net.spawn` forks its ranks)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     with warnings.catch_warnings():  # Python 3.12's word on a fork of a process with threads: the fork runs
         warnings.simplefilter("ignore", DeprecationWarning)  # only its own code, none of theirs
         pid = os.fork()
@@ -96,7 +101,7 @@ def start(directory: str | None, stderr: int) -> Judge:
         status = 1
         try:
             os.close(writing)
-            status = _in_the_fork(reading, stderr, parent, directory)
+            status = _in_the_fork(reading, stderr, parent, directory, held)
         except BaseException:  # noqa: BLE001 - said on rank 0's stderr, then the fork leaves
             try:
                 traceback.print_exc()
@@ -105,14 +110,16 @@ def start(directory: str | None, stderr: int) -> Judge:
                 pass
         finally:
             os._exit(status)
+    signal.pthread_sigmask(signal.SIG_SETMASK, held)
     os.close(reading)
     _below_the_ranks(pid)
     return Judge(pid, os.fdopen(writing, "wb"))
 
 
-def _in_the_fork(reading: int, stderr: int, parent: int, directory: str | None) -> int:
+def _in_the_fork(reading: int, stderr: int, parent: int, directory: str | None, held) -> int:
     """The judge's work in the fork, rank 0's state left to rank 0: its signal handlers, file descriptors and
-    stream objects (and what they buffer)."""
+    stream objects (fresh ones here: a lock another thread of rank 0 held at the fork stays held in those, and
+    what they buffer is rank 0's to write)."""
     for number in signal.valid_signals():
         try:
             if callable(signal.getsignal(number)):
@@ -120,6 +127,7 @@ def _in_the_fork(reading: int, stderr: int, parent: int, directory: str | None) 
         except (OSError, ValueError):
             pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches rank 0, which tells the judge or goes away
+    signal.pthread_sigmask(signal.SIG_SETMASK, held)
     os.dup2(reading, 0)
     os.dup2(stderr, 2)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
