@@ -46,6 +46,7 @@ from torchdoctor.stragglers.aggregate import END_TIMEOUT, POLL_SECONDS, Aggregat
 
 FINISH_TIMEOUT = END_TIMEOUT + 45.0  # the end marks, the rest judged, the picture drawn (matplotlib's import)
 CONNECT_SECONDS = 60.0  # how long the judge tries to reach the store
+NAME = "straggler judge"  # a forked judge's name for ps and top (/proc/PID/comm: 15 characters at most)
 NICENESS = 10  # the judge's priority below the ranks' (CFS: ~1/10 of a core's share against one of them)
 
 
@@ -128,6 +129,10 @@ def _in_the_fork(reading: int, stderr: int, parent: int, directory: str | None, 
             pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches rank 0, which tells the judge or goes away
     signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    try:
+        Path("/proc/self/comm").write_text(NAME)  # else it shows as rank 0's python
+    except OSError:  # not Linux
+        pass
     os.dup2(reading, 0)
     os.dup2(stderr, 2)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
