@@ -12,6 +12,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 import torch.distributed as dist
 from rank_runner import run_script
 
@@ -43,7 +44,12 @@ def publish_the_kept_run(store: dist.TCPStore) -> int:
     return len(windows)
 
 
-def test_the_judge_process_says_what_judging_in_rank_0_said_and_writes_the_files(tmp_path, monkeypatch):
+@pytest.mark.parametrize("start", [judge.start, judge.start_fresh], ids=["fork", "fresh"])
+def test_the_judge_process_says_what_judging_in_rank_0_said_and_writes_the_files(
+    tmp_path, monkeypatch, start
+):
+    # forked from rank 0 before its script (the launcher's RANK says it is rank 0) or a fresh interpreter (once
+    # the process group says so)
     # at the ranks' own priority here: what it says is under test, not that it yields (the next test); niced
     # below a suite that keeps both cores busy, it waited 82 s for a CPU in CI (2026-11-30)
     monkeypatch.setattr(judge, "NICENESS", 0)
@@ -52,7 +58,7 @@ def test_the_judge_process_says_what_judging_in_rank_0_said_and_writes_the_files
     stderr = tmp_path / "rank0.stderr"
     said = []
     with open(stderr, "wb") as rank0_stderr:
-        process = judge.start(str(tmp_path / "out"), rank0_stderr.fileno())  # before the process group
+        process = start(str(tmp_path / "out"), rank0_stderr.fileno())  # before the process group
         judge.connect(process, "127.0.0.1", store.port, PREFIX, 2)  # once it exists
         judge.finish(process, said.append, timeout=120)
     text = stderr.read_text()
@@ -169,6 +175,26 @@ def test_a_judge_told_nothing_exits_at_once_without_a_word(tmp_path):
         process = judge.start(None, descriptor.fileno())
         judge.stop(process)
     assert process.returncode == 0 and stderr.read_text() == ""
+
+
+def test_the_forked_judge_leaves_rank_0s_output_and_exit_handlers_to_rank_0():
+    # rank 0 with output not yet written (stdout to a pipe is block-buffered) and an exit handler: the judge,
+    # forked from it, writes none of that output and runs none of them, and leaves without a word when told
+    # nothing; rank 0's imports are the fork's (no torch imported again)
+    code = (
+        "import atexit, os, sys\n"
+        "from torchdoctor.stragglers import judge\n"
+        "print('rank 0 was here')\n"
+        "atexit.register(lambda: os.write(2, b'rank 0 exits\\n'))\n"
+        "p = judge.start(None, sys.stderr.fileno())\n"
+        "judge.stop(p)\n"
+        "sys.stderr.write(f'judge {p.pid} status {p.returncode}\\n')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "rank 0 was here\n"  # once: the fork's copy is never written
+    lines = done.stderr.splitlines()
+    assert lines[0].endswith(" status 0") and lines[1:] == ["rank 0 exits"], done.stderr  # rank 0's, once
 
 
 def test_the_judge_gets_a_process_of_its_own_only_where_a_core_is_left_beyond_one_per_rank():

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import kept_for_a_person
 
+from torchdoctor.stragglers import judge
 from torchdoctor.stragglers.aggregate import judge_kept
 from torchdoctor.stragglers.verdict import (
     BASELINE,
@@ -1597,7 +1598,7 @@ def two_node_launch(tmp_path: Path, *flags: str) -> tuple[str, set[int]]:
         judges |= {  # this launch's judge (other tests start judges too)
             pid
             for pid, command in processes().items()
-            if "torchdoctor.stragglers.judge" in command and _descends_from(pid, nodes[0].pid)
+            if _is_a_judge(pid, command) and _descends_from(pid, nodes[0].pid)
         }
         time.sleep(0.2)
     for node in nodes:
@@ -1619,6 +1620,15 @@ def _descends_from(pid: int, ancestor: int) -> bool:
         if pid == ancestor:
             return True
     return False
+
+
+def _is_a_judge(pid: int, command: str) -> bool:
+    """Whether process ``pid`` is a straggler judge: forked by rank 0 (its name says so), or a fresh one."""
+    try:
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:  # gone
+        return False
+    return name == judge.NAME or "torchdoctor.stragglers.judge" in command
 
 
 def processes() -> dict[int, str]:

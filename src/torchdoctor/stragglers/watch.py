@@ -87,14 +87,15 @@ def watch_for_stragglers(
     _state.update(record=record, dir=directory, stream=stream, store=None, rank=None, aggregator=None)
     _state["measure"] = measure_devices
     _state["spare_core_only"] = spare_core_only
+    hooks.install(record)  # torch imported: the judge started early is a fork that has it
     _start_the_judge_early(os.environ)
-    hooks.install(record)
     atexit.register(finish)
 
 
 def _start_the_judge_early(environ: Mapping[str, str]) -> None:
-    """Start rank 0's judge now, where the launcher says this is rank 0 of several: its start-up is then over
-    before the first steps are taken as the ranks' usual (started later, it slowed a rank while they were)."""
+    """Start rank 0's judge now, where the launcher says this is rank 0 of several: a fork of this process
+    before the script has built anything (`judge.start`), whose start-up costs nothing, over before the first
+    steps are taken as the ranks' usual (a fresh interpreter started later slowed a rank while they were)."""
     try:
         world_size = int(environ.get("WORLD_SIZE", "1"))
     except ValueError:  # the process group will refuse it in its own words
@@ -180,7 +181,7 @@ def _start_judging(store: Any, address: tuple[str, int, str] | None, world_size:
     descriptor = _descriptor(_state["stream"] or sys.stderr)
     if _judge_can_have_a_process(address, descriptor, world_size):
         try:
-            process = process or judge.start(_state["dir"], descriptor)
+            process = process or judge.start_fresh(_state["dir"], descriptor)  # not rank 0's memory now
             host, port, prefix = address
             judge.connect(process, host, port, prefix, world_size)
             _state["judge"] = process
