@@ -131,7 +131,7 @@ def shadows(
         for name, location in sorted(modules_in(entry).items()):
             if name in taken or _never_shadowed(name):
                 continue
-            hidden = next((_find(name, folder) for folder in later if _find(name, folder)), None)
+            hidden = next(filter(None, (_find(name, folder) for folder in later)), None)
             if hidden and _standard(hidden, stdlib) and name not in loaded:
                 continue  # a standard module nothing imported here (test.py hides `test`, which no run needs)
             if hidden:

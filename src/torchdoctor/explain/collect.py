@@ -416,11 +416,8 @@ class Collector:
     def _line_above(self, number: int, before: list[str] | None) -> str:
         """The line just above line ``number``, where it was read: the window's own lines above, else the
         last line read when it was the one before ("" otherwise)."""
-        if before:
-            return before[-1]
-        if self._recent and self._recent[-1][0] == number - 1:
-            return self._recent[-1][1]
-        return ""
+        above = self._lines_above(number, before)
+        return above[-1] if above else ""
 
     def _framework(self, text: str) -> None:
         """The framework that built the DDP wrapper, from its paths in a traceback or its start-up lines:
