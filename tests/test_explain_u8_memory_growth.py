@@ -15,7 +15,7 @@ from pathlib import Path
 from explaining import explained
 from recorded import recorded
 
-from torchdoctor.explain.steps_before import steps_before
+from torchdoctor.explain.steps_before import is_progress, steps_before
 
 SCRIPT = """
 import resource, sys
@@ -121,6 +121,7 @@ def test_steps_are_read_from_the_progress_lines_users_print():
         "Validation DataLoader 0:  40%|████      | 20/50 [00:02<00:03,  9.70it/s]",
     ):
         assert steps_before([other]) == {}, other
+        assert not is_progress(other), other  # nor the step a cuda_oom fix quotes as seen (progress_read)
     assert (
         steps_before(["[rank0]: " + bar.format(23)])["steps_last"] == "step 23"
     )  # a rank's prefix is no words

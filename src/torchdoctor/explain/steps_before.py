@@ -45,10 +45,8 @@ def steps_before(lines: list[str]) -> dict[str, str]:
     for line in lines:
         if (worded := _WORDED.match(line)) is not None:
             seen.setdefault(worded["word"].lower(), []).append((int(worded["step"]), line.strip()))
-        elif "/" in line and (bars := list(_BAR.finditer(line))) and _counts_training(line, bars[-1].start()):
-            seen.setdefault("bar", []).append(
-                (int(bars[-1]["step"]), line.strip().rsplit("\r", 1)[-1].strip())
-            )
+        elif (bar := _training_bar(line)) is not None:
+            seen.setdefault("bar", []).append((int(bar["step"]), line.strip().rsplit("\r", 1)[-1].strip()))
     for word, steps in seen.items():
         numbers = [number for number, _ in steps]
         if numbers != sorted(numbers):
@@ -81,8 +79,16 @@ def progress_read(lines: list[str]) -> dict[str, str]:
 def is_progress(line: str) -> bool:
     """Whether ``line`` is one of the progress lines ``steps_before`` reads: a progress bar, a step's line."""
     if "it/s" in line or "s/it" in line:
-        return _BAR.search(line) is not None
+        return _training_bar(line) is not None
     return _WORDED.match(line) is not None
+
+
+def _training_bar(line: str) -> re.Match | None:
+    """The count of the last progress bar on ``line`` where that bar counts training steps (else None)."""
+    if "/" not in line:
+        return None
+    bars = list(_BAR.finditer(line))
+    return bars[-1] if bars and _counts_training(line, bars[-1].start()) else None
 
 
 def ran_before(facts: dict) -> str:
