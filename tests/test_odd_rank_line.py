@@ -4,6 +4,7 @@ do not single rank 1 out, as rank 3 may have been elsewhere too (launch/stopped_
 
 from __future__ import annotations
 
+from torchdoctor.hang.odd_rank import collective_at
 from torchdoctor.launch.stopped_places import odd_rank_line
 
 BARRIER = "train.py:9 in <module>: dist.barrier()"
@@ -25,3 +26,28 @@ def test_every_rank_known_names_the_one_outside_the_barrier(tmp_path):
 
 def test_a_started_rank_that_said_nothing_names_nobody(tmp_path):
     assert _run(tmp_path, {0: BARRIER, 1: ASLEEP, 2: BARRIER, 3: ""}, range(4)) == ""
+
+
+def test_a_function_named_like_a_collective_is_not_one(tmp_path):
+    """functools.reduce, torch.gather and a tensor's scatter share a collective's name: a rank on such a line is
+    elsewhere, not in a collective of its own (with two ranks in two collectives nothing would be said;
+    hang/odd_rank.collective_at)."""
+    for elsewhere in (
+        "train.py:8 in <module>: total = functools.reduce(add, parts)",
+        "train.py:8 in <module>: picked = torch.gather(logits, 1, index)",
+        "train.py:8 in <module>: out = x.scatter(1, index, src)",
+        "train.py:8 in <module>: reduce(add, parts)",
+    ):
+        line = _run(tmp_path, {0: BARRIER, 1: elsewhere}, range(2))
+        assert "rank 1 was not in it" in line, (elsewhere, line)
+
+
+def test_a_collective_through_an_alias_or_accelerate_is_one():
+    for place, call in (
+        ("train.py:9 in f: torch.distributed.all_reduce(t)", "all_reduce"),
+        ("train.py:9 in f: tdist.broadcast(t, 0)", "broadcast"),
+        ("train.py:9 in f: all_gather(out, t)", "all_gather"),
+        ("train.py:9 in f: loss = self.accelerator.gather(loss)", "gather"),
+        ("train.py:9 in f: dist.all_reduce(x.gather(1, i))", "all_reduce"),
+    ):
+        assert collective_at(place) == call, place

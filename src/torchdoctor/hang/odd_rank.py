@@ -43,8 +43,13 @@ COLLECTIVES = frozenset(
 
 
 # a collective called on the user's line ("dist.barrier()", "torch.distributed.all_reduce(t)"): a rank stopped in
-# gloo's wait raises KeyboardInterrupt from torch's logging wrapper, not from the collective's own frame
-_CALLED = re.compile(r"\.(?P<call>\w{1,40})\(")
+# gloo's wait raises KeyboardInterrupt from torch's logging wrapper, not from the collective's own frame. Only a call
+# on torch.distributed (or an alias of it ending in "dist", or accelerate's Accelerator) counts: functools.reduce(,
+# torch.gather(, x.scatter( and np.add.reduce( share a collective's name; called bare (imported from
+# torch.distributed) only a name no other library uses
+_CALLED = re.compile(r"(?<![\w.])(?:(?P<receiver>[A-Za-z_][\w.]{0,80})\.)?(?P<call>\w{1,40})\(")
+_DISTRIBUTED_RECEIVER = re.compile(r"(?:^|\.)(?:\w*dist|distributed|c10d|\w*accelerator)$", re.IGNORECASE)
+_BARE_NAMES_SHARED = frozenset({"reduce", "gather", "scatter", "broadcast"})
 _BLOCKED_IN = re.compile(r"\(blocked in (?P<call>[\w.<>]{1,120}), which had not returned\)$")
 
 
@@ -59,7 +64,16 @@ def collective_at(place: str) -> str | None:
     if blocked and blocked["call"] in COLLECTIVES:
         return blocked["call"]
     code = place.split(": ", 1)[1] if ": " in place else ""
-    return next((m["call"] for m in _CALLED.finditer(code) if m["call"] in COLLECTIVES), None)
+    return next((m["call"] for m in _CALLED.finditer(code) if _is_collective_call(m)), None)
+
+
+def _is_collective_call(call: re.Match) -> bool:
+    """Whether a call on the user's line is torch.distributed's collective, not a function of the same name."""
+    if call["call"] not in COLLECTIVES:
+        return False
+    if call["receiver"] is None:
+        return call["call"] not in _BARE_NAMES_SHARED
+    return bool(_DISTRIBUTED_RECEIVER.search(call["receiver"]))
 
 
 def odd_rank_out(blocked_in: Mapping[int, str | None]) -> tuple[int, str, list[int]] | None:
