@@ -6,7 +6,8 @@ compared with the label. Printed, per family and overall:
 - kind: the share whose lead finding is `log.<kind>`;
 - or named: the share whose lead is `log.<kind>` or names it as the other reading of a likely finding
   (`details["alternatives"]`: one message printed for two causes, both named, the likelier first);
-- keywords: the share of fix keywords found (case-insensitively) in the lead finding's fix;
+- keywords: the share of fix keywords found (case-insensitively, each at the start of a word: "port" is not in
+  "report") in the lead finding's fix;
 - recognised: the share whose lead finding is not `log.unrecognised`;
 - confidently wrong: the share whose lead names a wrong kind (not `log.unrecognised`) without saying it is only
   "likely" (`details["confidence"]`; a finding without one counts as certain).
@@ -110,6 +111,23 @@ def sample_ranges(text: str) -> list[tuple[int, int]]:
     return ranges
 
 
+def keyword_in(keyword: str, fix: str) -> bool:
+    """Whether ``keyword`` starts a word of ``fix`` (lower case; after ``_`` counts: MASTER_PORT holds "port"): "port"
+    is not in "torchdoctor report", "0.5.0" not in "10.5.0"; a keyword may be a word's stem ("nightl", "compil"), so
+    it may end inside one.
+
+    >>> keyword_in("port", "torchdoctor report > report.md"), keyword_in("port", "set master_port")
+    (False, True)
+    >>> keyword_in("nightl", "a nightly"), keyword_in("0.5.0", "upgrade to 10.5.0")
+    (True, False)
+    >>> keyword_in("--shm-size", "docker run --shm-size=8g"), keyword_in("port", "free the port: kill it")
+    (True, True)
+    """
+    k = keyword.lower()
+    start = r"(?<![A-Za-z0-9])" if k[:1].isalnum() else ""
+    return re.search(start + re.escape(k), fix) is not None
+
+
 @dataclass
 class Outcome:
     """What `explain` led with on one labelled file, judged against its label."""
@@ -135,7 +153,7 @@ def judge(folder: Path, label: Label) -> Outcome:
     fix = "\n".join(
         line for line in (lead.fix or "").lower().splitlines() if not line.startswith(REACHED.lower())
     )
-    hit = [w for w in label.keywords if w.lower() in fix]
+    hit = [w for w in label.keywords if keyword_in(w, fix)]
     right = lead.id == f"log.{label.kind}"
     wrong_and_sure = not right and lead.id != UNRECOGNISED and _confident(lead)
     outcome = Outcome(

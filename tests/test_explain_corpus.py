@@ -146,3 +146,15 @@ def test_the_benchmark_explains_each_file_once_and_splits_a_half_by_sample(tmp_p
     low, high = ranges[1]
     assert f"files {low:03d}-{high:03d}: 0 logs" in out
     assert re.search(r"^all\s+3\s", out, re.M), out
+
+
+def test_a_fix_keyword_counts_where_it_starts_a_word_of_the_fix():
+    """ "port" in the unrecognised answer's "torchdoctor report" is not the fix's port; a stem ("nightl") may end
+    inside a word, and MASTER_PORT holds "port"."""
+    from explain_corpus import keyword_in
+
+    assert not keyword_in("port", "run torchdoctor report > report.md and attach it")
+    assert not keyword_in("0.5.0", "upgrade deepspeed to 10.5.0")
+    assert keyword_in("port", "export master_port=29501")
+    assert keyword_in("nightl", "install a nightly build")
+    assert keyword_in("--shm-size", "docker run --shm-size=8g")
