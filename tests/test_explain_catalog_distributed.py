@@ -158,7 +158,8 @@ CASES = [
         "pipeline_schedules",
         ["loss_fn=", "target="],
     ),
-    # torch/distributed/rpc/__init__.py init_rpc; backend_registry.py's TensorPipe device maps; options.py
+    # torch/distributed/rpc/__init__.py init_rpc; backend_registry.py's TensorPipe device maps; options.py (the maps:
+    # rpc_device_map since session 42)
     (
         "torch:argument-backend-must-be-member-of",
         (),
@@ -170,14 +171,14 @@ CASES = [
         "torch:node-has-devices-with-invalid-indices",
         ("worker1", "[device(type='cuda', index=4)]", "4"),
         "ValueError: ",
-        "rpc_call_refused",
+        "rpc_device_map",
         ["set_device_map('worker1', {0: 1})"],
     ),
     (
         "torch:set-device-map-only-supports-to",
         ("cuda:0", "cuda:1", "cuda:1"),
         "ValueError: ",
-        "rpc_call_refused",
+        "rpc_device_map",
         ["1-to-1"],
     ),
     # NCCL src/misc/argcheck.cc ArgsCheck, as a WARN line (NCCL_DEBUG=WARN) names the collective

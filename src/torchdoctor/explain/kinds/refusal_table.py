@@ -130,4 +130,8 @@ def refusal_recogniser(
     )
 
 
-_RAISE_LINE = re.compile(r"^(?:\[rank\d+\]:)?\s*(?:raise |[\w.]+\(|f?[\"'])")
+# ... but an exception's repr at the start of a line (RPC's "On WorkerInfo(...):" retypes the remote error as
+# "RuntimeError('...')" on the next line) is the message itself, not a source line
+_RAISE_LINE = re.compile(
+    r"^(?:\[rank\d+\]:)?(?![A-Z]\w{0,60}(?:Error|Exception)\(['\"])\s*(?:raise |[\w.]+\(|f?[\"'])"
+)

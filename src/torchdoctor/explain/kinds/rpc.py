@@ -9,8 +9,9 @@ says so), ``rref_context.cpp`` delAllUsersAndUnforkedOwners ("Timed out waiting 
 confirmed by owner and parent.", rpc.shutdown's wait), and ``torch/distributed/rpc/api.py`` (``_all_gather``'s
 "Followers ... timed out in _all_gather after ... seconds", the leader's wait in init_rpc's and shutdown's
 all-gather; "RPC has not been initialized. Call torch.distributed.rpc.init_rpc first.") and init_rpc's checks of
-its backend, its options and TensorPipe's device maps (``__init__.py``, ``backend_registry.py``, ``options.py``),
-each certain once a real log shows it.
+its backend and its options (``__init__.py``, ``backend_registry.py``, ``options.py``), each certain once a real
+log shows it; CUDA tensors sent without a device map (``tensorpipe_agent.cpp``) and device maps init_rpc refuses
+are ``rpc_device_map``.
 
 A timeout names no cause: the callee was slow (a long function, a big tensor), blocked (its RPC threads all waiting
 on nested blocking calls: ``num_worker_threads``, 16 by default), or gone (it failed or exited first). So the kind is
@@ -18,6 +19,8 @@ always likely, its fix naming each.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from torchdoctor.explain.kinds.refusal_table import refusal_recogniser
 from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, on_ranks
@@ -125,6 +128,56 @@ RPC_REFUSED = refusal_recogniser(
         ("Argument backend must be a member of BackendType", _INIT_ARGS),
         ("Argument rpc_backend_options must be an instance of RpcBackendOptions", _INIT_ARGS),
         ("`rpc_backend_options` must be a `TensorPipeRpcBackendOptions`.", _INIT_ARGS),
+    ),
+    templates=(
+        "torch:rpc-has-not-been-initialized-call",  # torch/distributed/rpc/api.py
+        "torch:rpc-is-already-initialized",  # torch/distributed/rpc/__init__.py
+        "torch:argument-backend-must-be-member-of",
+        "torch:argument-rpc-backend-options-must-be",
+        "torch:rpc-backend-options-must-be-tensorpiperpcbackendoptions",
+    ),
+)
+
+_NO_MAP = (
+    "TensorPipe sends CUDA tensors over RPC only along a device map, and none was set for the worker the tensor "
+    "was going to (the destination the message names: for a call's arguments the callee, for a returned value the "
+    "caller). Set it in each process's options before init_rpc, keyed by the *peer's* name as given to init_rpc, "
+    "not this worker's own: options.set_device_map('worker1', {0: 1}) sends local cuda:0 to worker1's cuda:1 "
+    "(and a map back from the peer for the values it returns); or move the tensors to the CPU (.cpu()) before "
+    "they are sent and returned."
+)
+
+_DESTINATION = R(r"device mapping is not available for destination (?P<rpc_destination>[\w.:-]{1,80})")
+
+
+def _naming_the_destination(describe):
+    """``describe``, with the worker the message says has no map named first, and in the fix's call."""
+
+    def described(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+        summary, fix = describe(hits, ctx)
+        destination = first(hits, "rpc_destination")
+        if not destination:
+            return summary, fix
+        return (
+            f"CUDA tensors sent over RPC to {destination}, with no TensorPipe device map for it{on_ranks(hits)}",
+            fix.replace(
+                "set_device_map('worker1', {0: 1}) sends local cuda:0 to worker1's cuda:1",
+                (f"set_device_map('{destination}', {{0: 1}}) sends local cuda:0 to {destination}'s cuda:1"),
+            ),
+        )
+
+    return described
+
+
+_RPC_DEVICE_MAP = refusal_recogniser(
+    kind="rpc_device_map",
+    title="CUDA tensors sent over RPC without a device map, or a device map TensorPipe refuses",
+    refusals=(
+        # tensorpipe_agent.cpp getDevicesForTensors: "Request device mapping is not available for destination"
+        # since torch 1.9, "Response device mapping ..." on the callee's answer in 1.8
+        ("TensorPipe RPC backend only supports CPU tensors by default", _NO_MAP),
+        ("device mapping is not available for destination", _NO_MAP),
+        # torch/distributed/rpc/options.py and backend_registry.py: init_rpc's checks of the maps
         ("has duplicated devices", _DEVICE_MAP),
         ("has devices with invalid indices", _DEVICE_MAP),
         ("has invalid target node names in its device maps", _DEVICE_MAP),
@@ -137,11 +190,8 @@ RPC_REFUSED = refusal_recogniser(
         ("only supports 1-to-1 mapping, trying to map", _DEVICE_MAP),
     ),
     templates=(
-        "torch:rpc-has-not-been-initialized-call",  # torch/distributed/rpc/api.py
-        "torch:rpc-is-already-initialized",  # torch/distributed/rpc/__init__.py
-        "torch:argument-backend-must-be-member-of",
-        "torch:argument-rpc-backend-options-must-be",
-        "torch:rpc-backend-options-must-be-tensorpiperpcbackendoptions",
+        "torch_cpp:tensorpipe-rpc-backend-only-supports-cpu",  # tensorpipe_agent.cpp
+        "torch_cpp:request-device-mapping-is-not-available",  # tensorpipe_agent.cpp
         "torch:node-has-duplicated-devices-devices",
         "torch:node-has-devices-with-invalid-indices",
         "torch:node-has-invalid-target-node-names",
@@ -154,6 +204,8 @@ RPC_REFUSED = refusal_recogniser(
         "torch:device-map-only-supports-to-mapping",
         "torch:set-device-map-only-supports-to",
     ),
+    facts=(_DESTINATION,),
 )
+RPC_DEVICE_MAP = replace(_RPC_DEVICE_MAP, describe=_naming_the_destination(_RPC_DEVICE_MAP.describe))
 
-RECOGNISERS = (RPC_TIMEOUT, RPC_REFUSED)
+RECOGNISERS = (RPC_TIMEOUT, RPC_REFUSED, RPC_DEVICE_MAP)
