@@ -35,3 +35,23 @@ def test_a_source_line_quoting_the_message_is_still_not_the_message():
         "KeyError: 'worker1'\n"
     )
     assert found.id != "log.rpc_device_map", found.summary
+
+
+def test_an_unknown_remote_error_is_named_not_rpcs_header():
+    """Nothing known: the unrecognised finding names the remote worker's error under RPC's header line, not the
+    header alone (first_failure._REMOTE_REPR)."""
+    found = explained(
+        "Traceback (most recent call last):\n"
+        '  File "t.py", line 5, in <module>\n'
+        '    rpc.rpc_sync("worker1", f)\n'
+        "RuntimeError: On WorkerInfo(id=1, name=worker1):\n"
+        "ValueError('the frobnicator is empty')\n"
+        "Traceback (most recent call last):\n"
+        '  File "/x/torch/distributed/rpc/internal.py", line 204, in _run_function\n'
+        "    result = python_udf.func(*python_udf.args, **python_udf.kwargs)\n"
+        "ValueError: the frobnicator is empty\n"
+    )
+    assert found.id == "log.unrecognised", found.summary
+    assert "On WorkerInfo(id=1, name=worker1): ValueError('the frobnicator is empty')" in found.summary, (
+        found.summary
+    )

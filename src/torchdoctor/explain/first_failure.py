@@ -145,6 +145,12 @@ _VALIDATION_HEADER = re.compile(r"^\d+ validation errors? for \w+$")
 _VALIDATION_FIELD = re.compile(r"[\w.\[\]-]{1,120}$")
 
 
+# the error a wrapper's header line stands for, retyped as its repr on the next line: torch.distributed.rpc's
+# "RuntimeError: On WorkerInfo(id=1, name=worker1):" over "ValueError('...')" (rpc/internal.py's
+# _handle_exception), the remote worker's error and the one to read
+_REMOTE_REPR = re.compile(r"[A-Z]\w{0,60}(?:Error|Exception|Interrupt)\(['\"]")
+
+
 def exception_at(line: str, before: list[str], following: list[str], said_at: str = "") -> Raised | None:
     """The exception a line states, with the user's frame from the traceback lines ``before`` it and the
     detail lines ``following`` a message that ends in ``:``; None when the line is not an exception. ``said_at``:
@@ -157,7 +163,9 @@ def exception_at(line: str, before: list[str], following: list[str], said_at: st
     if message.endswith(":") or not message:
         for extra in following[:6]:
             if not extra.strip() or not (
-                extra[:1].isspace() or extra.lstrip().startswith(("Missing", "Unexp"))
+                extra[:1].isspace()
+                or extra.lstrip().startswith(("Missing", "Unexp"))
+                or _REMOTE_REPR.match(extra)
             ):
                 break
             raised.detail.append(cut(extra.strip(), 400))
