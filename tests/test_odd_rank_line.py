@@ -51,3 +51,29 @@ def test_a_collective_through_an_alias_or_accelerate_is_one():
         ("train.py:9 in f: dist.all_reduce(x.gather(1, i))", "all_reduce"),
     ):
         assert collective_at(place) == call, place
+
+
+PLACES = (
+    "torchdoctor: rank 0 was interrupted at train.py:9 in <module>: dist.barrier()\n"
+    "torchdoctor: rank 1 was interrupted at train.py:8 in <module>: time.sleep(600)\n"
+    "torchdoctor: rank 2 was interrupted at train.py:9 in <module>: dist.barrier()\n"
+)
+
+
+def test_explain_names_the_rank_only_where_the_launch_did():
+    """explain reads the places a log shows, not how many ranks started: rank 3 of 4 may have said nothing (it
+    crashed), so the rank outside the barrier is named only where the launch, which knew every started rank,
+    named it too (explain/kinds/watchdog_report._stopped_places)."""
+    from explaining import explained
+
+    alone = explained(PLACES + "torchdoctor: interrupted\n")
+    assert alone.id == "log.launch_interrupted" and "likely the one" not in alone.summary, alone.summary
+    said = (
+        "torchdoctor: ranks 0, 2 were waiting in barrier and rank 1 was not in it (train.py:8 in <module>: "
+        "time.sleep(600)): if the run had stopped moving, rank 1 is likely the one they waited for.\n"
+    )
+    named = explained(PLACES + said + "torchdoctor: interrupted\n")
+    assert named.id == "log.launch_interrupted", named.summary
+    assert "rank 1 was not in it" in named.summary and "rank 1 is likely the one" in named.summary, (
+        named.summary
+    )

@@ -494,8 +494,11 @@ def _stopped_places(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "ranks inside a collective or backward() waited for it. `torchdoctor launch --watchdog 60 train.py` names "
         "that rank and the collective by itself on the next hang."
     )
+    # named only where the launch named it too: it alone knew every rank that started (a rank that crashed or
+    # said nothing is not in this log, and may have been elsewhere as well)
+    named_by_launch = {h.facts["odd_rank"] for h in hits if h.facts.get("odd_rank")}
     odd = odd_rank_out({int(rank): collective_at(place) for rank, place in places.items()})
-    if odd is not None:
+    if odd is not None and str(odd[0]) in named_by_launch:
         summary += "; " + culprit_sentence(odd, places[str(odd[0])])
         fix = (
             f"Look at what rank {odd[0]} was doing at that line instead of joining the {odd[1]}: a branch on the "
@@ -516,10 +519,20 @@ STOPPED_PLACES = Recogniser(
     # src/torchdoctor/launch/stopped_places.py (a rank blocked in C++, from its stack), before "torchdoctor: interrupted"
     kind="launch_interrupted",
     title="a run under torchdoctor launch stopped with Ctrl-C",
-    anchors=(" was interrupted at ",),
-    templates=("torchdoctor:rank-was-interrupted-at",),
-    match=R(r"torchdoctor: rank \d+ was interrupted at \S"),
-    facts=(R(r"torchdoctor: rank (?P<stopped_rank>\d+) was interrupted at (?P<stopped_place>[^\n]{1,400})"),),
+    # and launch/stopped_places.odd_rank_line, said where every rank that started said where it was
+    anchors=(" was interrupted at ", " was not in it ("),
+    templates=(
+        "torchdoctor:rank-was-interrupted-at",
+        "torchdoctor:ranks-were-waiting-in-and-rank-was-not-in-it",
+    ),
+    match=R(
+        r"torchdoctor: rank \d+ was interrupted at \S|"
+        r"torchdoctor: ranks? [\d, ]{1,200} (?:was|were) waiting in \w{1,60} and rank \d+ was not in it \("
+    ),
+    facts=(
+        R(r"torchdoctor: rank (?P<stopped_rank>\d+) was interrupted at (?P<stopped_place>[^\n]{1,400})"),
+        R(r"waiting in \w{1,60} and rank (?P<odd_rank>\d+) was not in it \("),
+    ),
     # a user's stop, not a failure: said only where the log shows no failure of its own
     fallback=True,
     describe=_stopped_places,
