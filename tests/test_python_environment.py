@@ -259,6 +259,20 @@ def test_a_cpu_torch_where_nvidia_smi_lists_gpus_warns_with_the_cuda_wheel_the_d
     assert check_accelerators(nothing, "CPU", {}, listed=[]).status == "ok"
 
 
+def test_a_driver_too_old_for_every_cuda_wheel_is_said_with_the_driver_it_needs():
+    """Driver 418 runs no CUDA torch wheel published today: the fix said cu128 (a wheel it cannot run); now it names
+    the driver the oldest wheel needs, and the last torch for CUDA 10.2 where the driver runs that."""
+    from torchdoctor.system import check_accelerators
+
+    nothing = {"cuda": [], "mps": False, "xpu": 0}
+    listed = [("Tesla V100-SXM2-16GB", "7.0")]
+    fix = check_accelerators(nothing, "CPU", {}, listed=listed, driver="418.87.01").fix
+    assert "cu128" not in fix and "driver 418.87.01 is older than every CUDA torch wheel needs" in fix, fix
+    assert "450.80.02" in fix and "whl/cu118" in fix and "torch==1.12.1" not in fix, fix
+    older = check_accelerators(nothing, "CPU", {}, listed=listed, driver="440.64.00").fix
+    assert "pip install torch==1.12.1 --index-url https://download.pytorch.org/whl/cu102" in older, older
+
+
 def test_a_pth_file_that_puts_an_old_copy_first_is_named_in_the_fix(tmp_path, monkeypatch):
     import site
 

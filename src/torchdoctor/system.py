@@ -191,20 +191,19 @@ def check_accelerators(
         )
     if build == "CPU":
         from torchdoctor.env.driver import driver_version, gpus_from_nvidia_smi
-        from torchdoctor.env.wheels import newest_wheel_for_driver, torch_index_url
+        from torchdoctor.env.wheels import cuda_torch_install
 
         if listed is None:
             listed = gpus_from_nvidia_smi(environ=environ)
             driver = driver_version(environ=environ)[0] if listed else None
         if listed:
             names = ", ".join(dict.fromkeys(name for name, _ in listed))
-            cuda = newest_wheel_for_driver(driver) or "12.8"
             return verdict(
                 "warn",
                 f"torch is a CPU build, but nvidia-smi lists {len(listed)} GPU(s) ({names}): the run uses "
                 "the CPU only",
                 seen | {"build": build, "nvidia_smi": [list(gpu) for gpu in listed], "driver": driver},
-                f"pip install --force-reinstall torch --index-url {torch_index_url(cuda)}",
+                cuda_torch_install(driver),
             )
     return verdict("ok", "no GPU visible; CPU build of torch (communication tests use gloo)", seen)
 

@@ -18,6 +18,7 @@ from torchdoctor.env.machine import Machine, scan  # noqa: F401  scan: this area
 from torchdoctor.env.toolkits import Toolkit
 from torchdoctor.env.wheels import (
     TORCH_WHEEL_CUDA,
+    cuda_torch_install,
     newest_wheel_for_driver,
     torch_index_url,
     torch_wheel_for_toolkit,
@@ -151,12 +152,11 @@ def check_toolkit_mismatch(machine: Machine) -> Finding:
         if not gpus:
             return verdict("skip", summary, details)
         version = machine.driver
-        cuda = newest_wheel_for_driver(version) or (chosen.version if chosen else None) or "12.8"
         return verdict(
             "warn",
             f"{summary}, and it cannot use the {len(gpus)} GPU(s) nvidia-smi lists",
             details | {"gpus": [list(g) for g in gpus], "driver": version},
-            f"pip install --force-reinstall torch --index-url {torch_index_url(cuda)}",
+            cuda_torch_install(version, (chosen.version if chosen else None) or "12.8"),
         )
     if chosen is None or not chosen.version:
         return verdict(

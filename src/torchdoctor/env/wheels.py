@@ -32,3 +32,35 @@ def newest_wheel_for_driver(version: str | None) -> str | None:
         return None
     usable = [c for c in TORCH_WHEEL_CUDA if not driver.driver_too_old(version, c)]
     return usable[-1] if usable else None
+
+
+# the last torch with wheels for CUDA 10.2, which drivers from 440.33 run (its wheels: cu102, cu113, cu116)
+_LAST_TORCH_FOR_CUDA_10 = "1.12.1"
+
+
+def cuda_torch_install(version: str | None, fallback: str = "12.8") -> str:
+    """How to install a CUDA torch for an NVIDIA driver ``version``: the command for the newest wheel it runs, or,
+    where it is too old for every wheel torch publishes, the driver it needs first (``fallback``: the wheel's CUDA
+    where the driver is not known).
+
+    >>> cuda_torch_install("550.54.15")
+    'pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu129'
+    >>> cuda_torch_install("418.87.01").split(":")[0]
+    'The NVIDIA driver 418.87.01 is older than every CUDA torch wheel needs (CUDA 11.8, the oldest, needs 450.80.02)'
+    """
+    cuda = newest_wheel_for_driver(version)
+    if cuda is not None or not version:
+        return f"pip install --force-reinstall torch --index-url {torch_index_url(cuda or fallback)}"
+    oldest = TORCH_WHEEL_CUDA[0]
+    needed = driver.minimum_driver(oldest)
+    fix = (
+        f"The NVIDIA driver {version} is older than every CUDA torch wheel needs (CUDA {oldest}, the oldest, needs "
+        f"{needed}): upgrade the driver to {needed} or newer ({driver.minimum_driver('12')} for CUDA 12 wheels), "
+        f"then pip install --force-reinstall torch --index-url {torch_index_url(oldest)}"
+    )
+    if not driver.driver_too_old(version, "10.2"):
+        fix += (
+            f"; or keep this driver with an old torch built for CUDA 10.2: pip install torch=={_LAST_TORCH_FOR_CUDA_10} "
+            f"--index-url {torch_index_url('10.2')}"
+        )
+    return fix
