@@ -293,3 +293,20 @@ def test_a_thread_count_openmp_ignores_does_not_stop_the_ranks(monkeypatch, thre
     monkeypatch.setenv("OMP_NUM_THREADS", threads)  # sys.threads warns about it; the ranks still talk
     (finding,) = check_smoke()
     assert finding.status == "ok", finding
+
+
+def test_detail_on_one_rank_follows_a_failure_it_cannot_cause():
+    """A rank that crashed after init (a MemoryError in the memory stage) is the failure: the mixed setting is
+    said after it, as a warning, not as the cause (net/verdicts._STALLS)."""
+    from torchdoctor.net.rank_state import RankError, RankState
+    from torchdoctor.net.verdicts import verdicts
+
+    settings = {"0": {"TORCH_DISTRIBUTED_DEBUG": ""}, "1": {"TORCH_DISTRIBUTED_DEBUG": "DETAIL"}}
+    states = {
+        rank: RankState(rank, 2, rank, f"h{rank}", "torchrun", stage="memory", settings=settings)
+        for rank in (0, 1)
+    }
+    states[1].error = RankError("MemoryError", "cannot allocate 4 GiB", "memory")
+    found = verdicts(states, 2, 6)
+    assert [f.id for f in found][:2] == ["net.crash", "net.settings"], [f.summary for f in found]
+    assert found[1].status == "warn" and "not what failed here" in found[1].summary, found[1].summary

@@ -120,9 +120,15 @@ def verdicts(
         if states and len(done) >= expected:
             return [_passed(states, world_size), *_shared_names(states), *mixed]
         findings.append(_incomplete(states, world_size, expected, finished, hosts, nnodes))
-    return (
-        _mixed_settings(states, hosts) + findings + mixed
-    )  # the settings first: the cause of a stall at init
+    stalled = any(f.id in _STALLS for f in findings)
+    settings = _mixed_settings(states, hosts, stalled)
+    # the settings first where a rank stalled (DETAIL's wrapper waits at init for a group the others never set up);
+    # after the failure, and a warning, where it is something they do not cause (a crash, a wrong sum, a launch)
+    return settings + findings + mixed if stalled else findings + settings + mixed
+
+
+# what a rank stalled on: a collective (init's included) that did not return, or a run stopped unfinished
+_STALLS = frozenset({"net.collective", "net.slow", "net.smoke"})
 
 
 def _crashes(states, failed, hosts) -> list[Finding]:
@@ -609,10 +615,11 @@ def _mixed_software(states, hosts) -> list[Finding]:
     return findings
 
 
-def _mixed_settings(states, hosts) -> list[Finding]:
+def _mixed_settings(states, hosts, stalled: bool = True) -> list[Finding]:
     """A failure when TORCH_DISTRIBUTED_DEBUG=DETAIL is set for some ranks only (one host's environment differs):
     those ranks wrap their process group in a checking wrapper with a gloo group of its own, which the others
-    never set up, so init_process_group waits on them until its timeout. Other values (INFO, OFF) wrap nothing."""
+    never set up, so init_process_group waits on them until its timeout. Other values (INFO, OFF) wrap nothing.
+    A warning where no rank ``stalled``: the run failed on something else (a crash, a wrong sum), not on this."""
     settings = {int(rank): s for state in states.values() for rank, s in state.settings.items()}
     detail = sorted(
         r for r, s in settings.items() if s.get("TORCH_DISTRIBUTED_DEBUG", "").upper() == "DETAIL"
@@ -627,13 +634,18 @@ def _mixed_settings(states, hosts) -> list[Finding]:
 
     others = sorted({settings[r].get("TORCH_DISTRIBUTED_DEBUG") or "unset" for r in plain})
     odd = sorted({hosts[r] for r in detail if r in hosts})
+    consequence = (
+        "so init waits for them until its timeout"
+        if stalled
+        else "which stalls init or a collective (not what failed here: no rank stalled)"
+    )
     return [
         Finding(
             "net.settings",
-            "fail",
+            "fail" if stalled else "warn",
             f"TORCH_DISTRIBUTED_DEBUG is DETAIL on {on(detail)} and {' or '.join(others)} on {on(plain)}: under "
             "DETAIL init_process_group sets up a checking wrapper with a process group of its own, which the other "
-            "ranks never set up, so init waits for them until its timeout",
+            f"ranks never set up, {consequence}",
             {"detail": detail, "plain": plain, "values": {str(r): s for r, s in settings.items()}},
             "Set it alike on every host: unset it (`unset TORCH_DISTRIBUTED_DEBUG`"
             + (f" on {', '.join(odd)}" if odd else "")
