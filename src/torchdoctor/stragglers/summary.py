@@ -11,6 +11,7 @@ from typing import Any
 
 from torchdoctor.findings import Finding
 from torchdoctor.rank_list import ranks_text, who
+from torchdoctor.stragglers.verdict import MIN_STEPS, WARMUP
 from torchdoctor.stragglers.window import WindowVerdict, sharing_cpus
 
 
@@ -66,6 +67,11 @@ def summary_lines(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> 
             for (rank, cause), these in stretches.items()
         )
         head = f"torchdoctor: stragglers: {total} steps on {len(ranks)} ranks; held back by {named}"
+    elif total < WARMUP + MIN_STEPS:
+        head = (
+            f"torchdoctor: stragglers: {total} steps on {len(ranks)} ranks: too few to judge (a rank is compared "
+            f"with its peers after {WARMUP} start-up steps, over {MIN_STEPS} steps at least)"
+        )
     else:
         head = f"torchdoctor: stragglers: {total} steps on {len(ranks)} ranks; no rank was slower for a sustained stretch"
     lines = [head]

@@ -88,8 +88,34 @@ def watch_for_stragglers(
     _state["measure"] = measure_devices
     _state["spare_core_only"] = spare_core_only
     hooks.install(record)  # torch imported: the judge started early is a fork that has it
+    _finish_before_the_group_goes()
     _start_the_judge_early(os.environ)
     atexit.register(finish)
+
+
+def _finish_before_the_group_goes() -> None:
+    """Finish (publish the last steps, say the summary) when the script destroys the default process group:
+    at exit the group is gone, and a run shorter than one window had not found the store yet, so it said
+    nothing at all. Scripts call ``dist.destroy_process_group()`` or import it from torch.distributed."""
+    import torch.distributed as dist
+
+    if not dist.is_available():
+        return
+    from torch.distributed import distributed_c10d
+
+    destroy = distributed_c10d.destroy_process_group
+    if getattr(destroy, "finishes_stragglers", False):
+        return
+
+    def destroy_process_group(group=None):
+        if group is None or group is distributed_c10d.GroupMember.WORLD:
+            finish()
+        return destroy(group)
+
+    destroy_process_group.finishes_stragglers = True  # type: ignore[attr-defined]
+    destroy_process_group.__doc__ = destroy.__doc__
+    distributed_c10d.destroy_process_group = destroy_process_group
+    dist.destroy_process_group = destroy_process_group
 
 
 def _start_the_judge_early(environ: Mapping[str, str]) -> None:
@@ -282,6 +308,8 @@ def finish() -> None:
     hooks.uninstall()
     record.flush()
     store = _state.get("store")
+    if store is None and _state.get("rank") is None and not _state.get("off") and _connect():
+        store = _state.get("store")  # fewer steps than one window: the store is found now, while the group is
     if store is None:
         if _state.get("judge") is not None:  # started early, never told where the windows are
             judge.stop(_state.pop("judge"))
