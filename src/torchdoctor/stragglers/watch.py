@@ -103,7 +103,7 @@ def _finish_before_the_group_goes() -> None:
         return
     from torch.distributed import distributed_c10d
 
-    destroy = distributed_c10d.destroy_process_group
+    destroy = dist.destroy_process_group  # torch's, or another wrapper of ours (hang/worker's count)
     if getattr(destroy, "finishes_stragglers", False):
         return
 
@@ -113,8 +113,9 @@ def _finish_before_the_group_goes() -> None:
         return destroy(group)
 
     destroy_process_group.finishes_stragglers = True  # type: ignore[attr-defined]
-    destroy_process_group.__doc__ = destroy.__doc__
-    distributed_c10d.destroy_process_group = destroy_process_group
+    destroy_process_group.__wrapped__ = destroy  # type: ignore[attr-defined]
+    if distributed_c10d.destroy_process_group is destroy:
+        distributed_c10d.destroy_process_group = destroy_process_group
     dist.destroy_process_group = destroy_process_group
 
 
