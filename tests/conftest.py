@@ -241,6 +241,7 @@ PROCESS_MODULES = {
     "test_launch_u11_c10d_nodes_come",
     "test_net_u9_debug_detail_one_host",
     "test_stragglers_short_run",
+    "test_launch_aborted_rank_place",
 }
 PROCESS_TESTS = {
     # real Python runs: a json.py beside the script, a package's own circular import, a DataLoader under

@@ -20,6 +20,7 @@ from torchdoctor.hang.files import RankFiles, ranks_with_files, written_at
 from torchdoctor.hang.joined_verdict import mismatch_verdict
 from torchdoctor.hang.places import collective_of
 from torchdoctor.hang.source import Frame, condition_on_chain, enclosing_loop, is_user_code
+from torchdoctor.hang.stacks import dumps_in, forked_helper
 from torchdoctor.hang.verdict import ON_EVERY_RANK, UNEVEN_ITERATIONS, Verdict
 from torchdoctor.rank_list import who
 
@@ -121,7 +122,14 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
         # stale "last seen in configure_optimizers" said before it, of a rank gloo aborted in its all_reduce)
         in_call = bool(call) and (written_at(files.calls) > written_at(files.where) or where is None)
         text = f"{_who(culprits)} died without a Python error ({how})"
-        if in_call:
+        fatal = _where_it_died(files)
+        if fatal and _user_frame(fatal):
+            # faulthandler wrote where the fatal signal found it: exactly, not where it was last seen moving
+            frames, where, in_call = fatal, _user_frame(fatal), False
+            text += f" at {where}"
+            if _SIZE_MISMATCH.search(torchrun_output):
+                text += f" ({_GLOO_ABORT})"
+        elif in_call:
             frames, where = call_frames, _user_frame(call_frames)
             text += f", in its last collective call, {call}"
             if _SIZE_MISMATCH.search(torchrun_output):
@@ -310,6 +318,19 @@ def _how_it_died(code: int | None) -> str:
     if code < 0:
         return f"killed by signal {-code}"
     return f"exit code {code} with no Python error: os._exit() or a C library's exit()"
+
+
+def _where_it_died(files: RankFiles) -> list[Frame]:
+    """The main thread's frames (outermost first) where a fatal signal ended the rank, as ``faulthandler`` wrote
+    them (``rank<N>.fatal``); [] where none was written. A forked DataLoader worker inherits the handler and the
+    file: its own dump (a worker that crashed while the rank lived on) is not the rank's."""
+    try:
+        text = files.fatal.read_text(errors="replace")
+        main = json.loads(files.meta.read_text()).get("main_thread")
+    except (OSError, ValueError, AttributeError):
+        return []
+    mains = [dump.get(main) or list(dump.values())[-1] for dump in dumps_in(text)]
+    return next((frames for frames in mains if frames and not forked_helper(frames)), [])
 
 
 def _last_seen(directory: Path, rank: int) -> list[Frame]:

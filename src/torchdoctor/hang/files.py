@@ -23,7 +23,7 @@ def written_at(path: Path) -> float:
         return 0.0
 
 
-_RANK_FILE = re.compile(r"^rank(\d+)\.(json|stack|fr|fr-none|calls|counts|where|done|beat|exit)$")
+_RANK_FILE = re.compile(r"^rank(\d+)\.(json|stack|fr|fr-none|calls|counts|where|done|beat|exit|fatal)$")
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,12 @@ class RankFiles:
     @property
     def no_dump(self) -> Path:
         return self._named("fr-none")
+
+    @property
+    def fatal(self) -> Path:
+        """Where ``faulthandler`` wrote the stacks of a process a fatal signal ended (SIGABRT: gloo's abort on a
+        size mismatch, a C++ exception nobody caught; SIGSEGV, SIGBUS, SIGFPE, SIGILL)."""
+        return self._named("fatal")
 
     @property
     def exit(self) -> Path:

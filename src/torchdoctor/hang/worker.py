@@ -58,6 +58,11 @@ def prepare_worker(script: str, environ=None) -> None:
     base = Path(directory) / f"rank{info.rank}"
     stack_file = open(f"{base}.stack", "w")  # noqa: SIM115 - faulthandler writes to it until the end
     faulthandler.register(DUMP_SIGNAL, file=stack_file, all_threads=True, chain=False)
+    if not faulthandler.is_enabled():  # PYTHONFAULTHANDLER or the script's own: its stderr is kept
+        # a fatal signal (SIGABRT, SIGSEGV, ...) ends the rank with no Python error: where it was then, exactly,
+        # not where it was last seen moving (`hang.failure`)
+        fatal_file = open(f"{base}.fatal", "w")  # noqa: SIM115 - faulthandler writes to it until the end
+        faulthandler.enable(file=fatal_file, all_threads=True)
     beat_file = Path(f"{base}.beat")
     beat_file.touch()
     meta = {
