@@ -18,7 +18,7 @@ from torchdoctor.explain.kinds import config_checks
 from torchdoctor.explain.uncovered import quoted_in_prose
 from torchdoctor.explain.verdict import per_attempt
 from torchdoctor.findings import Finding
-from torchdoctor.hang.files import is_watchdog_folder
+from torchdoctor.hang.files import REPORT_FILE, WATCHDOG_PREFIX, is_watchdog_folder
 
 
 def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding]:
@@ -35,14 +35,25 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
     skipped: dict[str, str] = {}  # a binary file in a folder, not read: why
     no_text: dict[str, str] = {}  # an input given by name or on stdin that holds no log: why
     watched = [Path(p).resolve() for p in paths if p != "-" and is_watchdog_folder(Path(p))]
-    hangs, is_ours = [], None
-    if watched:  # the hang folder's reader only where there is one (its imports cost each start ~10 ms)
+    kept = _kept_with_the_logs(paths)
+    hangs, is_ours, reported = [], None, set()
+    if (
+        watched or kept
+    ):  # the hang folder's reader only where there is one (its imports cost each start ~10 ms)
         from torchdoctor.hang.folder import folder_finding, is_ours
 
         hangs = [folder_finding(folder) for folder in watched]
+        for folder in kept:
+            finding = folder_finding(folder)
+            if finding.details.get("kind") != "failed":  # a failed job's tracebacks are in the logs beside it
+                hangs.append(finding)
+                reported.add(folder.parent)  # its report, written beside the logs, says what the folder says
+        watched += kept
     for log in logs(list(paths), stdin):
         if is_ours and log.path is not None and log.path.resolve().parent in watched and is_ours(log.path):
             continue  # read with its folder: the hang verdict above
+        if log.path is not None and log.path.name == REPORT_FILE and log.path.resolve().parent in reported:
+            continue
         if log.path is not None and looks_like_dump(log.head):
             dumps.append(log.path)
             continue
@@ -81,6 +92,21 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
         if skipped:
             found[-1].details["binary_files_skipped"] = list(skipped)[:20]
     return found + notes
+
+
+def _kept_with_the_logs(paths) -> list[Path]:
+    """The watchdog folders `launch --watchdog --log-dir LOG_DIR` kept in the given folders, one level down."""
+    found = []
+    for path in paths:
+        folder = Path(path) if path != "-" else None
+        if folder is None or not folder.is_dir() or is_watchdog_folder(folder):
+            continue
+        try:
+            children = sorted(folder.glob(f"{WATCHDOG_PREFIX}*"))
+        except OSError:  # unreadable: the log reader says so
+            continue
+        found += [child.resolve() for child in children if is_watchdog_folder(child)]
+    return found
 
 
 def _merge(from_logs: list[Finding], from_dumps: list[Finding]) -> list[Finding]:

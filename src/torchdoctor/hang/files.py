@@ -14,6 +14,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+# the folder `launch --watchdog` makes for these files (in the run's --log-dir where one is given), and the report
+# it writes beside the run's logs there
+WATCHDOG_PREFIX = "torchdoctor-watchdog-"
+REPORT_FILE = "torchdoctor-report.txt"
+
 
 def written_at(path: Path) -> float:
     """When ``path`` was last written; 0.0 where it is not there (older than anything)."""

@@ -28,6 +28,7 @@ from typing import Any
 from torchdoctor import environment
 from torchdoctor.findings import Finding
 from torchdoctor.hang import failure, supervise, worker
+from torchdoctor.hang.files import REPORT_FILE, WATCHDOG_PREFIX
 from torchdoctor.launch import preflight, stopped_places, torchrun
 from torchdoctor.launch.bootstrap import STARTED_VARIABLE
 from torchdoctor.launch.options import (
@@ -263,10 +264,10 @@ def launch(options: LaunchOptions, stream=None) -> int:
     if preflight.failures(found):
         stream.flush()
         return 1
-    prefix = "torchdoctor-launch-" if options.watchdog is None else "torchdoctor-watchdog-"
-    directory = (
-        temporary_folder(prefix) if options.watchdog is None else Path(tempfile.mkdtemp(prefix=prefix))
-    )
+    prefix = "torchdoctor-launch-" if options.watchdog is None else WATCHDOG_PREFIX
+    # the watchdog's folder is kept after a hang or a failure: with the run's logs where there is a --log-dir, so
+    # that `torchdoctor explain LOG_DIR` reads the stacks beside them and a cleaned /tmp does not lose them
+    directory = temporary_folder(prefix) if options.watchdog is None else _watchdog_folder(options, prefix)
     result = supervise.Supervision(1)
     ended = ""
     try:
@@ -303,6 +304,15 @@ def launch(options: LaunchOptions, stream=None) -> int:
     return result.returncode
 
 
+def _watchdog_folder(options: LaunchOptions, prefix: str) -> Path:
+    """A new folder for the watchdog's files: in the run's ``--log-dir`` where one is given (made now, as torchrun
+    would), else in the system's temporary folder."""
+    log_dir = options.flags.get("log_dir")
+    if log_dir:
+        os.makedirs(log_dir, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=log_dir or None))
+
+
 def _while_at_the_rendezvous(options: LaunchOptions, directory: Path, stream, env: dict[str, str]):
     """On several nodes, a line on ``stream`` now and then saying whom this node waits for at the rendezvous
     (`rendezvous_wait`), from the marks torchrun's agent leaves in ``directory`` (named to it in ``env``, which
@@ -318,9 +328,6 @@ def _while_at_the_rendezvous(options: LaunchOptions, directory: Path, stream, en
     return saying_whom_it_waits_for(
         stream, directory, nnodes, rank, f"{host}:{port}", rendezvous_timeout(options)
     )
-
-
-REPORT_FILE = "torchdoctor-report.txt"
 
 
 def beside_the_logs(options: LaunchOptions, report: str) -> None:

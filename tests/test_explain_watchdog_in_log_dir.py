@@ -1,0 +1,71 @@
+"""`explain LOG_DIR` where `launch --watchdog --log-dir LOG_DIR` kept its folder beside the ranks' logs (session 43).
+
+Until session 43 the watchdog's folder went to the system's temporary folder whatever `--log-dir` said, and
+`explain LOG_DIR` read only the report written beside the logs, back as a "likely" verdict whose fix pointed to a
+`/tmp` folder "while that folder is kept". Now the folder is in the log dir and is read as `explain FOLDER` reads it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from torchdoctor.explain.diagnose import explain
+
+GPU = Path(__file__).parent / "fixtures" / "gpu"  # an H200 run the watchdog stopped (SOURCES.md there)
+
+
+def _log_dir_of_the_hang(tmp_path: Path) -> tuple[Path, Path]:
+    logs = tmp_path / "logs"
+    kept = logs / "torchdoctor-watchdog-_6vdflfc"
+    shutil.copytree(GPU / "watchdog", kept)
+    report = (GPU / "watchdog-nccl-hang.txt").read_text()
+    (logs / "torchdoctor-report.txt").write_text(report[report.index("torchdoctor: hang:") :])
+    return logs, kept
+
+
+def test_a_hang_folder_kept_in_the_log_dir_is_read_with_its_stacks_and_the_report_beside_it_is_not(tmp_path):
+    logs, kept = _log_dir_of_the_hang(tmp_path)
+    alone = explain([str(kept)])
+    found = explain([str(logs)])
+    assert [(f.id, f.summary) for f in found] == [(f.id, f.summary) for f in alone], [
+        f.summary for f in found
+    ]
+    assert not any(f.summary.startswith("likely: torchdoctor's watchdog stopped") for f in found)
+
+
+def test_the_report_alone_is_still_read_where_the_folder_is_not_there(tmp_path):
+    # near miss: the same log dir with the folder gone (kept elsewhere, or removed): the report is the evidence
+    logs, kept = _log_dir_of_the_hang(tmp_path)
+    shutil.rmtree(kept)
+    (lead, *_) = explain([str(logs)])
+    assert lead.id == "log.hang_verdict" and lead.summary.startswith("likely: "), lead.summary
+
+
+def test_a_folder_named_like_ours_without_the_ranks_files_is_read_as_logs(tmp_path):
+    # near miss: only a folder with a rank's .json or .stack is the watchdog's; anything else is read as logs
+    logs = tmp_path / "logs"
+    other = logs / "torchdoctor-watchdog-notes"
+    other.mkdir(parents=True)
+    (other / "train.log").write_text("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    (lead, *_) = explain([str(logs)])
+    assert lead.id == "log.cuda_oom", lead.summary
+
+
+def test_a_failed_jobs_folder_kept_in_the_log_dir_leaves_the_lead_to_the_ranks_traceback(cli, tmp_path):
+    # a real launch: every rank raises at its start; the watchdog keeps its folder in the log dir (not /tmp) and
+    # its failed-job verdict has no fix of its own, so the ranks' logs beside it lead with theirs
+    script = tmp_path / "train.py"
+    script.write_text("import torch.distributed as dist\n\ndist.init_process_group('nccl-typo')\n")
+    logs = tmp_path / "logs"
+    result = cli(
+        "launch", "--nproc-per-node", "2", "--watchdog", "30", "--log-dir", str(logs), "--redirects", "3",
+        str(script), timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr[-2000:]
+    (kept,) = logs.glob("torchdoctor-watchdog-*")
+    assert (kept / "verdict.json").exists()
+    assert f"What each rank left: {kept}/rank*" in result.stderr, result.stderr[-2000:]
+    found = explain([str(logs)])
+    assert found[0].id != "log.hang_verdict" and found[0].fix, [(f.id, f.summary) for f in found]
+    assert "nccl-typo" in found[0].summary + (found[0].fix or ""), (found[0].id, found[0].summary)
