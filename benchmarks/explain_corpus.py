@@ -7,7 +7,7 @@ compared with the label. Printed, per family and overall:
 - or named: the share whose lead is `log.<kind>` or names it as the other reading of a likely finding
   (`details["alternatives"]`: one message printed for two causes, both named, the likelier first);
 - keywords: the share of fix keywords found (case-insensitively, each at the start of a word: "port" is not in
-  "report") in the lead finding's fix;
+  "report") in the lead finding's fix, its quotes of the log and its no-recipe lines left out (`advice`);
 - recognised: the share whose lead finding is not `log.unrecognised`;
 - confidently wrong: the share whose lead names a wrong kind (not `log.unrecognised`) without saying it is only
   "likely" (`details["confidence"]`; a finding without one counts as certain).
@@ -41,6 +41,8 @@ from pathlib import Path
 from torchdoctor.explain.diagnose import explain
 from torchdoctor.explain.first_failure import REACHED
 from torchdoctor.explain.recognisers import Recogniser
+from torchdoctor.explain.uncovered import NO_RECIPE, STARTED, STOPPED
+from torchdoctor.findings import Finding
 
 UNRECOGNISED = "log.unrecognised"
 
@@ -128,6 +130,25 @@ def keyword_in(keyword: str, fix: str) -> bool:
     return re.search(start + re.escape(k), fix) is not None
 
 
+def advice(lead: Finding) -> str:
+    """The lead finding's fix, lower case, without what is not advice: the log's own words it quotes (the user's
+    line it reached, where an unrecognised error was raised and the detail lines under it) and the unrecognised
+    finding's no-recipe lines. Their words do not count as recalled: "log" is not in a fix for pasting the log.
+
+    >>> lead = Finding("log.unrecognised", "fail", "s", {}, f"{STOPPED} x.py:3 in occupy_mem: f().\\n    detail\\n{NO_RECIPE}")
+    >>> advice(lead)
+    ''
+    """
+    fix = (lead.fix or "").replace(NO_RECIPE, "")
+    quoted = (REACHED, STOPPED, STARTED)
+    unrecognised = lead.id == UNRECOGNISED
+    return "\n".join(
+        line
+        for line in fix.splitlines()
+        if not line.startswith(quoted) and not (unrecognised and line.startswith("    "))
+    ).lower()
+
+
 @dataclass
 class Outcome:
     """What `explain` led with on one labelled file, judged against its label."""
@@ -149,10 +170,7 @@ def judge(folder: Path, label: Label) -> Outcome:
         lead = explain([str(path)])[0]
     except Exception as e:  # noqa: BLE001 - a crash on one log is a miss to report, not a stop
         return Outcome(label, path, miss=f"{path}: {label.kind}: explain raised {type(e).__name__}: {e}")
-    # the user's line the fix quotes from the log is not advice: its words do not count as recalled
-    fix = "\n".join(
-        line for line in (lead.fix or "").lower().splitlines() if not line.startswith(REACHED.lower())
-    )
+    fix = advice(lead)
     hit = [w for w in label.keywords if keyword_in(w, fix)]
     right = lead.id == f"log.{label.kind}"
     wrong_and_sure = not right and lead.id != UNRECOGNISED and _confident(lead)

@@ -28,6 +28,15 @@ from torchdoctor.explain.kinds import (
 from torchdoctor.explain.recognisers import Context
 from torchdoctor.findings import Finding
 
+# the unrecognised finding's fix: where the error was raised (the log's own words), then no advice but a report
+STARTED = "This error started the failure; the other ranks' errors follow from it."
+STOPPED = "The run stopped on this error, raised at"
+NO_RECIPE = (
+    "torchdoctor has no recipe for it, so it will not guess one. If it is not your code's own error, "
+    "paste the log with the machine's facts into an issue:\n"
+    "torchdoctor report > report.md   # the machine, torch, CUDA, NCCL and the checks, as Markdown"
+)
+
 
 def reading(raised: Raised, ctx: Context) -> Finding:
     """The exception that started the failure, which no known kind covers: named, not explained — or, when
@@ -130,17 +139,12 @@ def reading(raised: Raised, ctx: Context) -> Finding:
     if raised.worker:
         details["worker"] = raised.worker
     lines = [
-        f"This error started the failure; the other ranks' errors follow from it. It was raised at "
-        f"{first_failure.where(raised)}."
+        f"{STARTED} It was raised at {first_failure.where(raised)}."
         if first
-        else f"The run stopped on this error, raised at {first_failure.where(raised)}."
+        else f"{STOPPED} {first_failure.where(raised)}."
     ]
     lines += [f"    {d}" for d in raised.detail[:3]]
-    lines.append(
-        "torchdoctor has no recipe for it, so it will not guess one. If it is not your code's own error, "
-        "paste the log with the machine's facts into an issue:\n"
-        "torchdoctor report > report.md   # the machine, torch, CUDA, NCCL and the checks, as Markdown"
-    )
+    lines.append(NO_RECIPE)
     clear = raised.traceback or bool(ctx.facts.get("failure_summary_in_input"))
     status = "fail" if clear else "skip"
     summary, fix = fixed_upstream.beside_unrecognised(raised, ctx.facts, summary, details, "\n".join(lines))
