@@ -98,6 +98,9 @@ def _last_before(lines: list[int], line: int) -> int:
 
 # a module's forward and the calls that run it: code below one of these runs on what the module's caller handed it
 _MODULE_CALL = re.compile(r"^(?:forward|_call_impl|_wrapped_call_impl|__call__)$")
+# a wrapper that runs the function it wraps on its caller's arguments (torchmetrics' Metric update's wrapped_func,
+# functools-style decorators): raising there, it checked what the caller passed, not what the package made
+_WRAPPER = re.compile(r"^(?:wrapped_func|wrapped|wrapper|inner|decorate_context|_fn)$")
 
 
 def frame_facts(packages: list[str], functions: list[str] = ()) -> dict:
@@ -110,7 +113,13 @@ def frame_facts(packages: list[str], functions: list[str] = ()) -> dict:
         return {}
     installed = [package for package in packages if package]
     facts = {"traceback_frame": True, **({"installed_frame": installed[-1]} if installed else {})}
-    if packages[-1] and functions and functions[-1] and not any(_MODULE_CALL.match(f) for f in functions):
+    if (
+        packages[-1]
+        and functions
+        and functions[-1]
+        and not _WRAPPER.match(functions[-1])
+        and not any(_MODULE_CALL.match(f) for f in functions)
+    ):
         facts["library_raised"], facts["library_raised_in"] = packages[-1], functions[-1]
     return facts
 
