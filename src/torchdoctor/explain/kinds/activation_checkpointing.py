@@ -13,7 +13,9 @@ whose path depends on state the recompute changes (a cache, a router, a length c
 scaled_dot_product_attention picking its cuDNN backend on one run and not the other, whose saved RNG seed and
 offset differ in dtype and shape (torch's DTensor path under checkpointing, whose merged fix keeps cuDNN attention
 out while checkpointing is on: the train half's 4671.txt). Several
-causes print the same words: likely, never certain, with a release's bug named beside it.
+causes print the same words: likely, never certain. Both labelled threads found a library's layer or option that does
+not go with checkpointing, which leads (``library_option_conflict``), this kind's reading named after it; a tensor
+recomputed with shape [0] leads with the release's bug instead (parameters released before the recomputation).
 """
 
 from __future__ import annotations
