@@ -237,7 +237,7 @@ class Collector:
             self._window(window, source, rank)
         for hit in self.hits[first_hit:]:
             # what a traceback's frames say is a fact of the error whose traceback they are, not of the log
-            if facts := frame_facts(self._frames.holding(hit.line)):
+            if facts := frame_facts(self._frames.holding(hit.line), self._frames.holding_functions(hit.line)):
                 hit.facts = {**hit.facts, **facts}
         cut_short = cut_after_assert([line for _, line in self._recent])
         if cut_short is not None and len(self.raised) < MAX_RAISED:

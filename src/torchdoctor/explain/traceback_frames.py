@@ -21,7 +21,7 @@ from torchdoctor.hang.source import is_library
 
 # a frame as Python prints it; the installed package it is in (site-packages/<package>/...), torch's own and
 # torchvision's left out: the operators that refuse are theirs, never whose code called them
-FRAME = re.compile(r'File "(?P<file>[^"\n]{1,300})", line \d+')
+FRAME = re.compile(r'File "(?P<file>[^"\n]{1,300})", line \d+(?:, in (?P<function>[\w<>.]{1,100}))?')
 _INSTALLED = re.compile(
     r"(?:site|dist)-packages[\\/]+(?!torch[\\/])(?!torchvision[\\/])(?P<package>[A-Za-z_]\w{0,60})[\\/]"
 )
@@ -34,6 +34,7 @@ class Frames:
     order, so each list is sorted)."""
 
     frames: list[tuple[int, str]] = field(default_factory=list)  # (line, installed package or "")
+    functions: dict[int, str] = field(default_factory=dict)  # a frame's line: the function Python named on it
     ends: list[int] = field(default_factory=list)  # lines that are an exception (a traceback's last line)
     headers: list[int] = field(default_factory=list)  # "Traceback (most recent call last):" lines
 
@@ -49,10 +50,19 @@ class Frames:
         ):
             package = _INSTALLED.search(frame["file"])
             self.frames.append((number, package["package"] if package else ""))
+            self.functions[number] = frame.groupdict().get("function") or ""
 
     def holding(self, line: int) -> list[str]:
         """The frames (each its installed package, or "") of the traceback that holds the error on ``line``,
         outermost first: the traceback printed above it, else the one pasted below it (none: [])."""
+        return [package for _, package in self.holding_frames(line)]
+
+    def holding_functions(self, line: int) -> list[str]:
+        """The functions of `holding`'s frames, outermost first ("" where a frame's line named none)."""
+        return [self.functions.get(at, "") for at, _ in self.holding_frames(line)]
+
+    def holding_frames(self, line: int) -> list[tuple[int, str]]:
+        """`holding`'s frames as (line number, installed package or "")."""
         start = max(_last_before(self.ends, line), _last_before(self.headers, line))
         above = self._between(start, line)
         if above:
@@ -67,11 +77,11 @@ class Frames:
         ]
         return self._between(line, min((n for n in ends if n is not None), default=None))
 
-    def _between(self, start: int, end: int | None) -> list[str]:
+    def _between(self, start: int, end: int | None) -> list[tuple[int, str]]:
         """The frames after line ``start`` and before line ``end`` (None: to the end)."""
         first = bisect_right(self.frames, (start, "\uffff"))
         last = len(self.frames) if end is None else bisect_left(self.frames, (end, ""))
-        return [package for _, package in self.frames[first:last]]
+        return self.frames[first:last]
 
 
 def _first_after(lines: list[int], line: int) -> int | None:
@@ -86,13 +96,32 @@ def _last_before(lines: list[int], line: int) -> int:
     return lines[at - 1] if at else 0
 
 
-def frame_facts(packages: list[str]) -> dict:
-    """The facts an error's traceback gives: that it has frames (``traceback_frame``) and the installed package
-    of its innermost frame that is in one (``installed_frame``, Python printing the innermost frame last)."""
+# a module's forward and the calls that run it: code below one of these runs on what the module's caller handed it
+_MODULE_CALL = re.compile(r"^(?:forward|_call_impl|_wrapped_call_impl|__call__)$")
+# a wrapper that runs the function it wraps on its caller's arguments (torchmetrics' Metric update's wrapped_func,
+# functools-style decorators): raising there, it checked what the caller passed, not what the package made
+_WRAPPER = re.compile(r"^(?:wrapped_func|wrapped|wrapper|inner|decorate_context|_fn)$")
+
+
+def frame_facts(packages: list[str], functions: list[str] = ()) -> dict:
+    """The facts an error's traceback gives: that it has frames (``traceback_frame``), the installed package
+    of its innermost frame that is in one (``installed_frame``, Python printing the innermost frame last), and,
+    where the innermost frame of all is that package's own code and no module's forward runs above it
+    (``functions``: each frame's, outermost first), that package as the one that raised (``library_raised``, its
+    function ``library_raised_in``: an optimizer's step, a trainer's loop, not a model run on the script's batch)."""
     if not packages:
         return {}
     installed = [package for package in packages if package]
-    return {"traceback_frame": True, **({"installed_frame": installed[-1]} if installed else {})}
+    facts = {"traceback_frame": True, **({"installed_frame": installed[-1]} if installed else {})}
+    if (
+        packages[-1]
+        and functions
+        and functions[-1]
+        and not _WRAPPER.match(functions[-1])
+        and not any(_MODULE_CALL.match(f) for f in functions)
+    ):
+        facts["library_raised"], facts["library_raised_in"] = packages[-1], functions[-1]
+    return facts
 
 
 # frames that raise for their caller: a class's or a module's attribute hook (DeepSpeedEngine.__getattr__,

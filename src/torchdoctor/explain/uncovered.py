@@ -117,6 +117,18 @@ def reading(raised: Raised, ctx: Context) -> Finding:
             details["frame"] = str(raised.frame)  # the user's call that led there
             fix += f"\n{first_failure.REACHED} {first_failure.where(raised)}."
         return Finding("log.library_version_bug", "fail", f"likely: {summary}", details, fix)
+    unbound = versions.unbound_name(raised)
+    if unbound is not None:
+        summary, fix = unbound
+        details = likely_from(raised, "library_version_bug")
+        if raised.raised_in is not None:
+            details["raised_in"] = str(raised.raised_in)
+        if raised.type == "UnboundLocalError":  # a variable a loop over the data assigns: no item, no pass
+            summary += (
+                "; or data that gave a loop no item to assign it (an empty or differently laid out folder)"
+            )
+            details["alternatives"] = ["log.dataset_folder_layout"]
+        return Finding("log.library_version_bug", "fail", f"likely: {summary}", details, fix)
     call = versions.library_call(raised)
     if call is not None:
         library, summary, fix = call

@@ -13,7 +13,9 @@ whose path depends on state the recompute changes (a cache, a router, a length c
 scaled_dot_product_attention picking its cuDNN backend on one run and not the other, whose saved RNG seed and
 offset differ in dtype and shape (torch's DTensor path under checkpointing, whose merged fix keeps cuDNN attention
 out while checkpointing is on: the train half's 4671.txt). Several
-causes print the same words: likely, never certain, with a release's bug named beside it.
+causes print the same words: likely, never certain. Both labelled threads found a library's layer or option that does
+not go with checkpointing, which leads (``library_option_conflict``), this kind's reading named after it; a tensor
+recomputed with shape [0] leads with the release's bug instead (parameters released before the recomputation).
 """
 
 from __future__ import annotations
@@ -65,18 +67,40 @@ ACTIVATION_CHECKPOINTING = Recogniser(
     # several causes print these words (a release's bug among them): never certain
     generic=(_COUNT, _METADATA),
     facts=(
+        R(rf"(?P<recomputed_unlike>{_COUNT}|{_METADATA})"),
         R(r"Number of tensors saved during forward: (?P<saved_count>\d+)"),
         R(r"Number of tensors saved during recomputation: (?P<recomputed_count>\d+)"),
         R(r"recomputed metadata: \{'shape': torch\.Size\(\[(?P<recomputed_empty>0)\]\)"),
     ),
     span=4,
     also=(
+        # a recomputed shape of [0]: the parameter was released (ZeRO-3's partitioning) before the recomputation
+        # read it, which is the engine's doing, not the model's
         Alternative(
             "library_version_bug",
             "a bug of the installed release (DeepSpeed ZeRO-3 with frozen parameters before deepspeedai/"
             "DeepSpeed#8148, torch.compile with DDP and checkpointing: pytorch/pytorch#144035)",
             "Upgrade the library whose code runs the checkpointed blocks (DeepSpeed, torch, the trainer), or run "
             "without torch.compile or without checkpointing to see which one it is.",
+            first_when=("recomputed_empty",),
+            because="a tensor recomputed with shape [0]: a parameter released before the recomputation read it",
+        ),
+        # otherwise the threads that established a cause found a layer or an option of a library that does not go
+        # with activation checkpointing (xformers' fused SwiGLU, SDPA's cuDNN backend): torch's non-reentrant
+        # checkpoint needs the recomputation to save what the forward saved, which a fused kernel or a backend
+        # chosen per call does not promise
+        Alternative(
+            "library_option_conflict",
+            "a library's layer or option that does not go with activation checkpointing (a fused kernel, an "
+            "attention backend chosen per call)",
+            "Turn off, for the checkpointed blocks, the library feature that recomputes differently: replace a "
+            "fused kernel (xformers' fused SwiGLU or attention, apex's fused layers) by torch's own layers or leave "
+            "that block out of the checkpointing policy; pin scaled_dot_product_attention's backends while "
+            "checkpointing (torch.nn.attention.sdpa_kernel([SDPBackend.FLASH_ATTENTION, "
+            "SDPBackend.EFFICIENT_ATTENTION]), no cuDNN attention); or turn activation checkpointing off to confirm.",
+            unless=("recomputed_empty",),
+            first_when=("recomputed_unlike",),
+            because="the recomputation saved other tensors than the forward, what a fused or per-call kernel does",
         ),
     ),
     describe=_recomputed,

@@ -586,8 +586,23 @@ DEVICE_MISMATCH = Recogniser(
             "expected signature names (target.long(), x.float()).",
             when=("thnn_call",),
         ),
-        # a library's own code placing the tensor: wherever the traceback runs through an installed package
-        replace(OPERATOR_CALLER, when=(*_CPU_OR_MPS, "installed_frame")),
+        # a library's own code placing the tensor: wherever the traceback runs through an installed package; the
+        # likelier reading where the frame that raised is that package's own code and not a forward running on what
+        # the script handed it (an optimizer's step restoring its state, a trainer's loop placing its batches: the
+        # script's frame above it hands no tensor)
+        replace(
+            OPERATOR_CALLER,
+            title="a tensor an installed package made, moved or restored itself, a bug of its release",
+            fix="If the traceback's innermost frames are in an installed package (site-packages), not your script, and "
+            "the tensor on the other device is one that package made, moved or restored itself (its optimizer "
+            "state, a trainer's batches, a layer it created): search its issues for this message and update it to "
+            "a release that fixed it (pip install --upgrade <package>), or pin the release its examples use.",
+            when=(*_CPU_OR_MPS, "installed_frame"),
+            first_when=("library_raised",),
+            because="the traceback's innermost frame is {library_raised}'s own code, in {library_raised_in}()",
+            told_by="the traceback's frames: raised in an installed package's own method (an optimizer's step, a "
+            "trainer's loop) it is that package's tensor; in a forward called with the script's batch, the script's.",
+        ),
     ),
     describe=_devices,
 )

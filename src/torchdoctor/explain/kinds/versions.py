@@ -1775,6 +1775,51 @@ def library_bug(raised: Raised) -> tuple[str, str, str] | None:
     return package, summary, fix
 
 
+# CPython's messages for a name the running code uses but never bound on the path it took (Python/ceval.c:
+# NAME_ERROR_MSG, UNBOUNDLOCAL_ERROR_MSG; 3.11+ words the second "cannot access local variable ... where it is not
+# associated with a value"): a defect of the code that raised it, not of the data or the machine
+_UNBOUND = R(
+    r"^(?:name '(?P<name>\w{1,80})' is not defined|local variable '(?P<local>\w{1,80})' referenced before assignment|"
+    r"cannot access local variable '(?P<local311>\w{1,80})' where it is not associated with a value)"
+)
+
+
+def unbound_name(raised: Raised) -> tuple[str, str] | None:
+    """(summary, fix) when ``raised`` is CPython's NameError or UnboundLocalError for a name the code never bound
+    on the path it ran: a bug of the code that raised it, the project's or the library's whose file it is (the
+    threads of such logs fixed it in that code: a later commit, branch or release); None otherwise. Likely: it
+    may be one's own code, or a name bound only under a branch the data or an optional import decided. Only with
+    the frame that raised it: a bare message is as often a notebook's cell that was not run."""
+    if raised.type not in ("NameError", "UnboundLocalError") or raised.raised_in is None:
+        return None
+    said = _UNBOUND.match(raised.message.strip())
+    if said is None:
+        return None
+    name = said["name"] or said["local"] or said["local311"]
+    where = f" in {raised.raised_in}"
+    code = f" (`{cut(raised.raised_code, 120)}`)" if raised.raised_code else ""
+    if said["name"]:
+        what = f"the code{where}{code} uses the name '{name}', which nothing defined or imported there"
+    else:
+        what = f"the code{where}{code} reads the local variable '{name}' on a path that never assigned it"
+    summary = f"{raised.text()}: {what}, a bug of that code's release or commit"
+    fix = (
+        "Python raises this for a defect in the code itself, not for the data or the machine. If the file is a "
+        "library's or a project's you run (its repository, a source install), search its issues for the message "
+        "and update it to the release or branch that fixed it (git pull, pip install --upgrade <package>), or "
+        "pin the release its examples were written for. If it is your own code, define or import the name "
+        "before that line. "
+        + (
+            f"An unassigned '{name}' is also a branch or loop that never ran on this input (an empty list, a "
+            "folder with no files, a condition only one rank takes): check what the code iterated over."
+            if not said["name"]
+            else f"A name bound only by an optional import (try: import {name} except ImportError: pass) is the "
+            f"package {name} missing: pip install it."
+        )
+    )
+    return summary, fix
+
+
 # Release pairs known not to fit, each read from the fix that made them fit: (the calling package in the
 # traceback, words of the error, what to do)
 KNOWN_MISMATCHES: tuple[tuple[str, str, str], ...] = (
