@@ -1647,3 +1647,20 @@ def processes() -> dict[int, str]:
             except OSError:
                 continue
     return found
+
+
+def test_the_replay_says_what_a_planted_fault_cost_the_whole_step():
+    # benchmarks/straggler_replay.py --signals (session 43): whether a plant slows the run by what it claims is
+    # read from the peers' waiting for the planted rank, fault on less off, not only from the rank's own figures.
+    # comm-5pc-rank0 (tests/fixtures/stragglers/SOURCES.md): rank 0 sleeps 5% of the ~80 ms step after each loss
+    # all-reduce; its peer waited 4.6 ms longer per step (5.6 standard errors), its exits were 6.5 ms later.
+    benchmarks = str(HERE.parent / "benchmarks")
+    if benchmarks not in sys.path:
+        sys.path.insert(0, benchmarks)
+    from straggler_replay import signals
+
+    found = signals(HERE / "fixtures" / "stragglers" / "comm-5pc-rank0" / "stragglers-windows.jsonl", 0)
+    waited, error, steps_on = found["peers waited"]
+    assert waited > 3 * error and steps_on > 200, found
+    assert 0.04 < waited / found["step"][0] < 0.08, found  # ~5% of the step, as planted
+    assert found["waited"][0] < 0 < found["transfer"][0], found  # it waits less than they do, leaves later
