@@ -27,9 +27,10 @@ from torchdoctor.stragglers.aggregate import judge_kept  # noqa: E402
 from torchdoctor.stragglers.stats import median_and_error  # noqa: E402
 from torchdoctor.stragglers.window import rank_windows  # noqa: E402
 
-# The per-step signals `--signals` prints: the verdict's parts, and the times the thread was put on a CPU and
-# taken off it while it could run (counts; read per step as straggler_stretches reads them).
-SIGNALS = ("own", "cpu", "offcpu", "switched", "preempted")
+# The per-step signals `--signals` prints: the verdict's parts, the times the thread was put on a CPU and
+# taken off it while it could run (counts; read per step as straggler_stretches reads them), and the waiting for
+# the peers (less than theirs by what the planted rank holds them back: what the fault cost the whole step).
+SIGNALS = ("own", "cpu", "offcpu", "transfer", "switched", "preempted", "waited")
 
 
 def lateness(kept: Path) -> dict[int, dict[int, float | None]]:
@@ -49,11 +50,15 @@ def signals(kept: Path, slow: int) -> dict[str, tuple[float, float, int]]:
     """What the fault did to the planted rank ``slow``, per signal (`SIGNALS`): its per-step difference to
     the median of its peers, median over the steps with the fault on less the median over the steps with it
     off (both after the first `FIRST`; a step either side of each switch left out), with the standard error
-    of that and the number of steps on. ms for times, counts for `COUNTS`."""
+    of that and the number of steps on. ms for times, counts for `COUNTS`. Also the peers' median own work and
+    step with the fault off ("peers' own", "step") and their waiting, on less off ("peers waited"): what the
+    fault cost the whole step, to hold against what was planted (AMOUNT of the step)."""
     found = per_step(kept)
     on: dict[str, list[float]] = {name: [] for name in SIGNALS}
     off: dict[str, list[float]] = {name: [] for name in SIGNALS}
     peers_own: list[float] = []  # the peers' median own work per step with the fault off, ms
+    steps_off: list[float] = []  # and their median step
+    peers_waited: dict[bool, list[float]] = {True: [], False: []}  # the peers' median waiting, on and off, ms
     for step, mine in found.get(slow, {}).items():
         place = step % PERIOD
         if step < FIRST or place in (OFF - 1, OFF, PERIOD - 1, 0):
@@ -62,8 +67,10 @@ def signals(kept: Path, slow: int) -> dict[str, tuple[float, float, int]]:
         if not peers:
             continue
         into = on if place > OFF else off
+        peers_waited[place > OFF].append(sorted(peer["waited"] for peer in peers)[len(peers) // 2] * 1000)
         if into is off:
             peers_own.append(sorted(peer["own"] for peer in peers)[len(peers) // 2] * 1000)
+            steps_off.append(sorted(peer["own"] + peer["waited"] for peer in peers)[len(peers) // 2] * 1000)
         for name in SIGNALS:
             values = [peer[name] for peer in peers]
             if mine[name] is None or any(value is None for value in values):
@@ -77,6 +84,13 @@ def signals(kept: Path, slow: int) -> dict[str, tuple[float, float, int]]:
             result[name] = (m_on - m_off, (e_on**2 + e_off**2) ** 0.5, len(on[name]))
     if peers_own:
         result["peers' own"] = (sorted(peers_own)[len(peers_own) // 2], 0.0, len(peers_own))
+        result["step"] = (sorted(steps_off)[len(steps_off) // 2], 0.0, len(steps_off))
+    if len(peers_waited[True]) >= 10 and len(peers_waited[False]) >= 10:
+        (m_on, e_on), (m_off, e_off) = (
+            median_and_error(peers_waited[True]),
+            median_and_error(peers_waited[False]),
+        )
+        result["peers waited"] = (m_on - m_off, (e_on**2 + e_off**2) ** 0.5, len(peers_waited[True]))
     return result
 
 
@@ -111,6 +125,7 @@ def print_signals(runs: list[Path]) -> None:
         found = signals(run / "stragglers-windows.jsonl", int(facts["SLOW_RANK"]))
         n = max((count for _, _, count in found.values()), default=0)
         base = found.get("peers' own", (0.0, 0.0, 0))[0]
+        step = found.get("step", (0.0, 0.0, 0))[0]
         cells = [
             f"{found[name][0]:+8.2f} ({found[name][0] / found[name][1]:+5.1f} se)" if name in found else "-"
             for name in SIGNALS
@@ -122,6 +137,12 @@ def print_signals(runs: list[Path]) -> None:
             + (
                 f"  own {found['own'][0] / base:+.1%} of the peers' {base:.0f} ms"
                 if base and "own" in found
+                else ""
+            )
+            + (
+                f", held them back {-found['waited'][0] / step:+.1%} of the step, their waiting "
+                f"{found['peers waited'][0] / step:+.1%} ({float(facts['AMOUNT']):.0%} planted)"
+                if step and "waited" in found and "peers waited" in found
                 else ""
             ),
             flush=True,

@@ -28,16 +28,19 @@ from straggler_sweep import FIRST, OFF, PERIOD, WITHIN  # noqa: E402
 from torchdoctor.stragglers.stats import median_and_error  # noqa: E402
 from torchdoctor.stragglers.window import step_parts  # noqa: E402
 
-# signal -> where it is: a part of `step_parts` ("part", index), a field of the raw row ("row", index), or the
-# waiting for a CPU's share of the compute ("share")
+# signal -> where it is: a part of `step_parts` ("part", index), a field of the raw row ("row", index), the
+# waiting for a CPU's share of the compute ("share"), or the waiting for the peers, the step less the own work
+# ("waited": a rank the others wait for waits less than they do)
 SIGNALS = {
     "own": ("part", 0),
     "cpu": ("part", 2),
     "offcpu": ("part", 3),
+    "transfer": ("part", 4),
     "work": ("part", 5),
     "switched": ("row", 6),
     "preempted": ("row", 7),
     "offshare": ("share", None),
+    "waited": ("waited", None),
 }
 COUNTS = ("switched", "preempted")
 
@@ -56,6 +59,8 @@ def per_step(kept: Path) -> dict[int, dict[int, dict[str, float | None]]]:
                     for name, (kind, at) in SIGNALS.items():
                         if kind == "part":
                             values[name] = part[at]
+                        elif kind == "waited":
+                            values[name] = float(raw[0]) - part[0]
                         elif kind == "row":
                             values[name] = raw[at] if len(raw) > at and raw[at] is not None else None
                         else:

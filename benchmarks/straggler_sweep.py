@@ -4,7 +4,7 @@ healthy run.
 Real gloo ranks run tests/straggler_train.py (DDP, a DataLoader, SGD) under ``torchdoctor launch
 --stragglers``. One rank gets a fault in episodes: in every PERIOD steps it is off for OFF steps, then on for
 the rest — a slower data loader (input), extra matmuls (device), a busy process on its core taking AMOUNT of
-its CPU time (host: every rank pinned to a core of its own, ``--pin``), or its
+the step in CPU time while it computes (host: every rank pinned to a core of its own, ``--pin``), or its
 all-reduces ending late (communication, planted under torch.distributed by tests/straggler_faults), or, with
 ``--faults sleep``, a loop that sleeps before its forward (host: asleep outside next() and the collectives) — at 5%,
 10% and 30% of the measured step. The first FIRST steps of a run are healthy (warm-up, then each rank's usual
@@ -185,10 +185,13 @@ def main() -> None:
     )
     parser.add_argument(
         "--busy",
-        choices=("share", "duty"),
-        default="share",
-        help="the host plant's busy process takes AMOUNT of the planted rank's CPU time, or is busy for "
-        "2 * AMOUNT of the wall clock (earlier rounds: a loaded rank 23-28%% slower for 5%%)",
+        choices=("step", "share", "duty"),
+        default="step",
+        help="the host plant's busy process takes AMOUNT of the measured step in CPU time each step, from the "
+        "planted rank's core while it computes (the whole step AMOUNT slower); or AMOUNT of the planted rank's "
+        "CPU time (session 24-42: much of it taken while the rank waited, a 10%% plant slowed the step by "
+        "0-4%%), or is busy for 2 * AMOUNT of the wall clock (earlier rounds: a loaded rank 23-28%% slower "
+        "for 5%%)",
     )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument(

@@ -14,8 +14,9 @@ episodes (PERIOD, OFF >= 30) it is a share of the whole step measured over steps
 
     PIN=1              # every rank (every thread of it) on one core of its own: core LOCAL_RANK % cores
     BUSY_SESSION=own   # host's busy process in a session of its own (default: the rank's)
-    BUSY=duty          # host's busy process busy for 2 * AMOUNT of the wall clock (earlier rounds; default:
-                       # its CPU time AMOUNT of the rank's training thread's)
+    BUSY=share         # host's busy process takes AMOUNT of the rank's training thread's CPU time (sessions
+                       # 24-42); BUSY=duty: busy for 2 * AMOUNT of the wall clock (earlier rounds); default
+                       # (step): each step, the plant's seconds divided by the rank's share of its core
 
 Why (the host plant; docs/stragglers-measurements.md, the round of 2026-11-28): on a 2-core VM, a busy
 process pinned with the planted rank to one core made the kernel move the machine's other work to the other
@@ -25,7 +26,16 @@ Linux's autogroups share a core between sessions first: in the planted rank's se
 its CPU from that rank alone (in a session of its own it took it from whoever ran on the core, and the peer
 waited longer again). So with 4 ranks on 2 cores (two a core) its core-mate is not slowed either. Busy for a
 share of the wall clock it slowed a loaded rank by 23-28% for "5%" (the rank's session gets a third to a half
-of its core): it takes AMOUNT of the rank's training thread's CPU time instead.
+of its core): it took AMOUNT of the rank's training thread's CPU time instead (BUSY=share), which is not
+AMOUNT of the step either: the thread's CPU time is a part of its step (a fifth to a third under load, the rest
+waiting for a CPU, for the peers, in the collectives), and much of the busy process's time came while the rank
+waited anyway: "10%" held the peers back by 2-3% of the step at load 6, "5%" by 8-14% at load 10 (session 43).
+Now (BUSY=step) the busy process is woken once each step as the rank starts its forward and spins for the
+plant's seconds (AMOUNT of the measured step) times the rank's share of its core (its CPU time over its CPU
+time and its waiting for a CPU while it could run, over the latest steps with the fault off): a process
+sharing the rank's session slows it by its CPU seconds divided by the share the session gets of the core, so
+the rank loses the plant's seconds, whatever the load (spinning the plant's seconds themselves held the peers
+back by 18-26% of the step for "5%" at load 5-7).
 """
 
 import os
@@ -115,12 +125,23 @@ if faulty and FAULT == "host":  # a busy process on this rank's core (module doc
         with open(f"/proc/{pid}/task/{pid}/schedstat", encoding="ascii") as stat:
             return int(stat.read().split()[0]) / 1e9
 
+    by_step = os.environ.get("BUSY", "step") == "step"
+    owed = multiprocessing.get_context("fork").Value("d", 0.0, lock=False)  # CPU seconds the rank owes (step)
+
     def spin(on, core, share, pid):
         if own_session:
             os.setsid()  # an autogroup of its own: another job's process, not one of the rank's
         os.sched_setaffinity(0, {core})
         while True:
             on.wait()
+            if (
+                by_step
+            ):  # the plant's seconds of CPU each step, taken while the rank computes (module docstring)
+                on.clear()
+                until = time.process_time() + owed.value
+                while time.process_time() < until:
+                    pass
+                continue
             if by_duty:  # earlier rounds: busy for 2 * AMOUNT of every 10 ms of wall clock
                 until = time.perf_counter() + 0.01 * min(1.0, 2 * share)
                 while time.perf_counter() < until:
@@ -141,6 +162,32 @@ if faulty and FAULT == "host":  # a busy process on this rank's core (module doc
         target=spin, args=(on, CORE, AMOUNT, os.getpid()), daemon=True
     )
     busy.start()
+
+
+def schedstat() -> tuple[float, float]:
+    """The training thread's CPU seconds so far and its seconds waiting for a CPU while it could run."""
+    with open(f"/proc/{os.getpid()}/task/{os.getpid()}/schedstat", encoding="ascii") as stat:
+        cpu, waited = stat.read().split()[:2]
+    return int(cpu) / 1e9, int(waited) / 1e9
+
+
+SHARE = {"since": None, "share": 1.0}
+
+
+def share_of_core(step: int) -> float:
+    """The share of its core the training thread got while it could run, over the latest steps with the fault
+    off (updated at each of them, from the first; held while the fault is on): the busy process's CPU seconds
+    cost the rank themselves divided by it (module docstring)."""
+    if fault_on(step):
+        SHARE["since"] = None
+        return SHARE["share"]
+    now = schedstat()
+    if SHARE["since"] is None:
+        SHARE["since"] = now
+    cpu, waited = now[0] - SHARE["since"][0], now[1] - SHARE["since"][1]
+    if cpu > 0.05:
+        SHARE["share"] = cpu / (cpu + waited)
+    return SHARE["share"]
 
 
 def fault_on(step: int) -> bool:
@@ -174,7 +221,14 @@ for step, (x, y) in enumerate(loader):
         break
     now_on = fault_on(step)
     os.environ["STRAGGLER_ON"] = "1" if now_on and FAULT == "comm" else "0"
-    if busy is not None:
+    if busy is not None and by_step:
+        if now_on:  # each step: the busy process takes PLANT times the rank's share of its core, once
+            owed.value = PLANT[0] * share_of_core(step)
+            on.set()
+        else:
+            on.clear()
+            share_of_core(step)
+    elif busy is not None:
         on.set() if now_on else on.clear()
     if FAULT == "sleep" and now_on:
         time.sleep(PLANT[0])

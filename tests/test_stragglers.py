@@ -1647,3 +1647,41 @@ def processes() -> dict[int, str]:
             except OSError:
                 continue
     return found
+
+
+def test_the_replay_says_what_a_planted_fault_cost_the_whole_step():
+    # benchmarks/straggler_replay.py --signals (session 43): whether a plant slows the run by what it claims is
+    # read from the peers' waiting for the planted rank, fault on less off, not only from the rank's own figures.
+    # comm-5pc-rank0 (tests/fixtures/stragglers/SOURCES.md): rank 0 sleeps 5% of the ~80 ms step after each loss
+    # all-reduce; its peer waited 4.6 ms longer per step (5.6 standard errors), its exits were 6.5 ms later.
+    benchmarks = str(HERE.parent / "benchmarks")
+    if benchmarks not in sys.path:
+        sys.path.insert(0, benchmarks)
+    from straggler_replay import signals
+
+    found = signals(HERE / "fixtures" / "stragglers" / "comm-5pc-rank0" / "stragglers-windows.jsonl", 0)
+    waited, error, steps_on = found["peers waited"]
+    assert waited > 3 * error and steps_on > 200, found
+    assert 0.04 < waited / found["step"][0] < 0.08, found  # ~5% of the step, as planted
+    assert found["waited"][0] < 0 < found["transfer"][0], found  # it waits less than they do, leaves later
+
+
+@pytest.mark.parametrize(
+    ("kept", "planted"),
+    [("comm-5pc-rank0-waits-after-waking", 0.05), ("host-10pc-rank0-busy-by-step", 0.10)],
+)
+def test_session_43s_plants_slow_the_whole_step_and_name_no_other_rank(kept, planted):
+    # two runs of session 43's sweep on the loaded 2-core VM (tests/fixtures/stragglers/SOURCES.md): a 5% slow
+    # link (load ~6, 21 ms steps) and the busy core as planted since (BUSY=step, load ~9.5, 60 ms steps). The
+    # peers waited longer for the planted rank by at least the planted share of the step (the link: 1.4 ms per
+    # step, 6.8%; the busy core: 10.0 ms, 16.8%), and no verdict names any other rank.
+    benchmarks = str(HERE.parent / "benchmarks")
+    if benchmarks not in sys.path:
+        sys.path.insert(0, benchmarks)
+    from straggler_replay import signals
+
+    windows = HERE / "fixtures" / "stragglers" / kept / "stragglers-windows.jsonl"
+    found = signals(windows, 0)
+    waited, error, _ = found["peers waited"]
+    assert waited > 3 * error and waited / found["step"][0] >= planted, found
+    assert all(verdict["rank"] == 0 for verdict in judge_kept(windows).said)
