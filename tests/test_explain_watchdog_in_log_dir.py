@@ -85,11 +85,14 @@ def test_of_two_runs_kept_in_one_log_dir_only_the_newest_folder_is_read_and_the_
     logs, kept = _log_dir_of_the_hang(tmp_path)
     older = logs / "torchdoctor-watchdog-zzolder1"  # sorts after the newer one by name
     shutil.copytree(kept, older)
+    # a file of that run's not read by the folder's reader (a rank's faulthandler output when it was stopped)
+    (older / "interrupted.1").write_text("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
     _hang_written_at(older, time.time() - 3600)
     found = explain([str(logs)])
     assert [f.details.get("folder") for f in found if f.id == "log.hang_verdict"] == [str(kept.resolve())], [
         (f.id, f.summary) for f in found
     ]
+    assert not any(f.id == "log.cuda_oom" for f in found), [(f.id, f.summary) for f in found]
     (note,) = [f for f in found if f.id == "log.earlier_watchdog_folders"]
     assert str(older.resolve()) in note.summary and note.status == "skip", note.summary
 

@@ -56,6 +56,8 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
             continue  # read with its folder: the hang verdict above
         if log.path is not None and log.path.name == REPORT_FILE and log.path.resolve().parent in reported:
             continue
+        if log.path is not None and log.path.resolve().parent in earlier:
+            continue  # an older run's folder (named in a note below): none of its files is this run's log
         if log.path is not None and looks_like_dump(log.head):
             dumps.append(log.path)
             continue
