@@ -137,3 +137,9 @@ def test_a_relative_log_dir_keeps_the_dumps_of_a_script_that_changes_its_working
     (kept,) = (tmp_path / "logs").glob("torchdoctor-watchdog-*")
     assert sorted(p.name for p in kept.glob("rank*.fr")) == ["rank0.fr", "rank1.fr"], sorted(os.listdir(kept))
     assert not (tmp_path / "outputs" / "run1" / "logs").exists()
+
+
+def test_the_log_dir_and_its_kept_folder_both_given_read_the_folder_once(tmp_path):
+    logs, kept = _log_dir_of_the_hang(tmp_path)
+    found = explain([str(logs), str(kept)])
+    assert [f.id for f in found].count("log.hang_verdict") == 1, [(f.id, f.summary) for f in found]

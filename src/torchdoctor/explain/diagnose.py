@@ -35,7 +35,11 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
     skipped: dict[str, str] = {}  # a binary file in a folder, not read: why
     no_text: dict[str, str] = {}  # an input given by name or on stdin that holds no log: why
     watched = [Path(p).resolve() for p in paths if p != "-" and is_watchdog_folder(Path(p))]
-    kept, earlier = _kept_with_the_logs(paths)
+    newest, earlier = _kept_with_the_logs(paths)
+    # the report written beside the logs says what its folder says
+    reported = {folder.parent for folder in newest}
+    # a folder also given by its own name is read once, as given
+    kept, earlier = [f for f in newest if f not in watched], [f for f in earlier if f not in watched]
     hangs, is_ours, failed = [], None, []
     if (
         watched or kept
@@ -48,9 +52,6 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
             # a failed job's tracebacks lead where the logs beside it hold them (--tee 3); its verdict otherwise
             (failed if finding.details.get("kind") == "failed" else hangs).append(finding)
         watched += kept + earlier
-    reported = {
-        folder.parent for folder in kept
-    }  # the report written beside the logs says what its folder says
     for log in logs(list(paths), stdin):
         if is_ours and log.path is not None and log.path.resolve().parent in watched and is_ours(log.path):
             continue  # read with its folder: the hang verdict above
