@@ -80,3 +80,20 @@ def test_a_packages_helper_under_a_models_forward_keeps_the_device_mismatch():
     found = explained(text)
     assert found.id == "log.device_mismatch"
     assert "log.library_version_bug" in found.details["alternatives"]
+
+
+def test_a_packages_helper_the_script_called_with_its_tensors_keeps_the_device_mismatch():
+    # the script handed timm's accuracy() its output and a target still on the CPU: the helper checked what it was
+    # given, the script's placement leads; the package's own bug stays named among the alternatives
+    text = (
+        _TOP + '  File "/home/u/train.py", line 88, in main\n'
+        "    acc1, acc5 = accuracy(output, target, topk=(1, 5))\n"
+        '  File "/usr/lib/python3.10/site-packages/timm/utils/metrics.py", line 30, in accuracy\n'
+        "    correct = pred.eq(target.reshape(1, -1).expand_as(pred))\n" + _ERROR
+    )
+    found = explained(text)
+    assert found.id == "log.device_mismatch" and found.details["confidence"] == "likely", found.summary
+    assert "log.library_version_bug" in found.details["alternatives"], found.details["alternatives"]
+    # near miss: the same helper reached by a call that hands it nothing of the script's (a package's own loop)
+    bare = text.replace("accuracy(output, target, topk=(1, 5))", "evaluate()")
+    assert explained(bare).id == "log.library_version_bug"

@@ -44,3 +44,18 @@ def test_python_311s_wording_of_an_unassigned_local_is_read_too():
 def test_a_bare_undefined_name_without_its_frame_is_not_read_as_a_bug():
     # no frame: as often a notebook cell that was not run as a bug of anyone's release
     assert explained("NameError: name 'model' is not defined\n").id == "log.unrecognised"
+
+
+def test_an_undefined_name_in_a_script_that_may_be_the_users_own_says_so_first():
+    # a typo in the user's own train.py: a log cannot tell it from a project's checkout, so the summary names the
+    # user's own script before a release or commit to update, and the fix says what to do with one's own code
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/me/proj/train.py", line 31, in train_one_epoch\n'
+        "    loss = criterion(ouput, target)\n"
+        "NameError: name 'ouput' is not defined\n"
+    )
+    found = explained(text)
+    assert found.id == "log.library_version_bug" and found.details["confidence"] == "likely"
+    assert "your own script's, or, where it is a project's" in found.summary, found.summary
+    assert "If it is your own code, define or import the name" in found.fix

@@ -237,7 +237,10 @@ class Collector:
             self._window(window, source, rank)
         for hit in self.hits[first_hit:]:
             # what a traceback's frames say is a fact of the error whose traceback they are, not of the log
-            if facts := frame_facts(self._frames.holding(hit.line), self._frames.holding_functions(hit.line)):
+            frames = self._frames
+            if facts := frame_facts(
+                frames.holding(hit.line), frames.holding_functions(hit.line), frames.holding_handing(hit.line)
+            ):
                 hit.facts = {**hit.facts, **facts}
         cut_short = cut_after_assert([line for _, line in self._recent])
         if cut_short is not None and len(self.raised) < MAX_RAISED:
@@ -335,7 +338,7 @@ class Collector:
                 self.raised.append(raised)
                 if raised.traceback:
                     self.ctx.facts["traceback_in_input"] = True
-        self._frames.read(number, line, is_error or raised is not None)
+        self._frames.read(number, line, is_error or raised is not None, following[0] if following else "")
         if "(pid: " in line:  # torchrun names each failed worker's pid: "exitcode  : 1 (pid: 144)"
             for pid in _PID.findall(line):
                 self.ctx.facts.setdefault("worker_pids", set()).add(pid)

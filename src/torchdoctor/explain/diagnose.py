@@ -18,7 +18,7 @@ from torchdoctor.explain.kinds import config_checks
 from torchdoctor.explain.uncovered import quoted_in_prose
 from torchdoctor.explain.verdict import per_attempt
 from torchdoctor.findings import Finding
-from torchdoctor.hang.files import REPORT_FILE, WATCHDOG_PREFIX, is_watchdog_folder
+from torchdoctor.hang.files import REPORT_FILE, WATCHDOG_PREFIX, is_watchdog_folder, written_at
 
 
 def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding]:
@@ -35,8 +35,12 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
     skipped: dict[str, str] = {}  # a binary file in a folder, not read: why
     no_text: dict[str, str] = {}  # an input given by name or on stdin that holds no log: why
     watched = [Path(p).resolve() for p in paths if p != "-" and is_watchdog_folder(Path(p))]
-    kept = _kept_with_the_logs(paths)
-    hangs, is_ours, reported = [], None, set()
+    newest, earlier = _kept_with_the_logs(paths)
+    # the report written beside the logs says what its folder says
+    reported = {folder.parent for folder in newest}
+    # a folder also given by its own name is read once, as given
+    kept, earlier = [f for f in newest if f not in watched], [f for f in earlier if f not in watched]
+    hangs, is_ours, failed = [], None, []
     if (
         watched or kept
     ):  # the hang folder's reader only where there is one (its imports cost each start ~10 ms)
@@ -45,15 +49,16 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
         hangs = [folder_finding(folder) for folder in watched]
         for folder in kept:
             finding = folder_finding(folder)
-            if finding.details.get("kind") != "failed":  # a failed job's tracebacks are in the logs beside it
-                hangs.append(finding)
-                reported.add(folder.parent)  # its report, written beside the logs, says what the folder says
-        watched += kept
+            # a failed job's tracebacks lead where the logs beside it hold them (--tee 3); its verdict otherwise
+            (failed if finding.details.get("kind") == "failed" else hangs).append(finding)
+        watched += kept + earlier
     for log in logs(list(paths), stdin):
         if is_ours and log.path is not None and log.path.resolve().parent in watched and is_ours(log.path):
             continue  # read with its folder: the hang verdict above
         if log.path is not None and log.path.name == REPORT_FILE and log.path.resolve().parent in reported:
             continue
+        if log.path is not None and log.path.resolve().parent in earlier:
+            continue  # an older run's folder (named in a note below): none of its files is this run's log
         if log.path is not None and looks_like_dump(log.head):
             dumps.append(log.path)
             continue
@@ -84,7 +89,13 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
     found = per_attempt(collectors)
     if dumps:
         found = _merge(found, explain_dumps(dumps))
+    if failed and not any(f.status == "fail" for f in found):
+        found = (
+            failed + found
+        )  # the ranks' output went to the console (no --tee): the folder's verdict says it
     found = hangs + found
+    if earlier:
+        notes.append(_earlier_folders_note(earlier))
     if not any(
         f.status in ("fail", "warn") or f.id in ("log.unrecognised", "log.interrupted") for f in found
     ):
@@ -94,19 +105,42 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
     return found + notes
 
 
-def _kept_with_the_logs(paths) -> list[Path]:
-    """The watchdog folders `launch --watchdog --log-dir LOG_DIR` kept in the given folders, one level down."""
-    found = []
+def _kept_with_the_logs(paths) -> tuple[list[Path], list[Path]]:
+    """The watchdog folders `launch --watchdog --log-dir LOG_DIR` kept in the given folders, one level down: the
+    newest in each (the last run's, whose report the launcher wrote beside it), and those written before it (earlier
+    runs in the same log dir, or other nodes' folders on a shared filesystem), which are not read."""
+    newest, earlier = [], []
     for path in paths:
         folder = Path(path) if path != "-" else None
         if folder is None or not folder.is_dir() or is_watchdog_folder(folder):
             continue
         try:
-            children = sorted(folder.glob(f"{WATCHDOG_PREFIX}*"))
+            children = [
+                child.resolve() for child in folder.glob(f"{WATCHDOG_PREFIX}*") if is_watchdog_folder(child)
+            ]
         except OSError:  # unreadable: the log reader says so
             continue
-        found += [child.resolve() for child in children if is_watchdog_folder(child)]
-    return found
+        children.sort(
+            key=lambda child: (max(written_at(child / "verdict.json"), written_at(child)), child.name)
+        )
+        newest += children[-1:]
+        earlier += children[:-1]
+    return newest, earlier
+
+
+def _earlier_folders_note(earlier: list[Path]) -> Finding:
+    """What was left unread: the watchdog folders in a log dir older than the one read."""
+    named = ", ".join(str(folder) for folder in earlier[:3]) + (
+        f" and {len(earlier) - 3} more" if len(earlier) > 3 else ""
+    )
+    return Finding(
+        "log.earlier_watchdog_folders",
+        "skip",
+        f"not read: {len(earlier)} older watchdog folder(s) beside the newest one ({named}), from earlier runs "
+        "with this --log-dir or from other nodes on a shared filesystem",
+        {"folders": [str(folder) for folder in earlier[:20]]},
+        "`torchdoctor explain FOLDER` reads one of them on its own.",
+    )
 
 
 def _merge(from_logs: list[Finding], from_dumps: list[Finding]) -> list[Finding]:

@@ -35,11 +35,14 @@ class Frames:
 
     frames: list[tuple[int, str]] = field(default_factory=list)  # (line, installed package or "")
     functions: dict[int, str] = field(default_factory=dict)  # a frame's line: the function Python named on it
+    # the lines of frames in the user's own code (not a library's) whose call, printed below them, passes arguments
+    handing: set[int] = field(default_factory=set)
     ends: list[int] = field(default_factory=list)  # lines that are an exception (a traceback's last line)
     headers: list[int] = field(default_factory=list)  # "Traceback (most recent call last):" lines
 
-    def read(self, number: int, line: str, is_exception: bool) -> None:
-        """Note what line ``number`` is: a frame (and its package), an exception, a traceback's header."""
+    def read(self, number: int, line: str, is_exception: bool, code: str = "") -> None:
+        """Note what line ``number`` is: a frame (and its package), an exception, a traceback's header
+        (``code``: the line below it, a frame's source line where it is one)."""
         if is_exception:
             self.ends.append(number)
         if HEADER in line:
@@ -51,6 +54,8 @@ class Frames:
             package = _INSTALLED.search(frame["file"])
             self.frames.append((number, package["package"] if package else ""))
             self.functions[number] = frame.groupdict().get("function") or ""
+            if not package and _HANDS.search(code) and not is_library(frame["file"]):
+                self.handing.add(number)
 
     def holding(self, line: int) -> list[str]:
         """The frames (each its installed package, or "") of the traceback that holds the error on ``line``,
@@ -60,6 +65,10 @@ class Frames:
     def holding_functions(self, line: int) -> list[str]:
         """The functions of `holding`'s frames, outermost first ("" where a frame's line named none)."""
         return [self.functions.get(at, "") for at, _ in self.holding_frames(line)]
+
+    def holding_handing(self, line: int) -> list[bool]:
+        """Whether each of `holding`'s frames is the user's own code calling with arguments, outermost first."""
+        return [at in self.handing for at, _ in self.holding_frames(line)]
 
     def holding_frames(self, line: int) -> list[tuple[int, str]]:
         """`holding`'s frames as (line number, installed package or "")."""
@@ -103,12 +112,14 @@ _MODULE_CALL = re.compile(r"^(?:forward|_call_impl|_wrapped_call_impl|__call__)$
 _WRAPPER = re.compile(r"^(?:wrapped_func|wrapped|wrapper|inner|decorate_context|_fn)$")
 
 
-def frame_facts(packages: list[str], functions: list[str] = ()) -> dict:
+def frame_facts(packages: list[str], functions: list[str] = (), handing: list[bool] = ()) -> dict:
     """The facts an error's traceback gives: that it has frames (``traceback_frame``), the installed package
     of its innermost frame that is in one (``installed_frame``, Python printing the innermost frame last), and,
     where the innermost frame of all is that package's own code and no module's forward runs above it
     (``functions``: each frame's, outermost first), that package as the one that raised (``library_raised``, its
-    function ``library_raised_in``: an optimizer's step, a trainer's loop, not a model run on the script's batch)."""
+    function ``library_raised_in``: an optimizer's step, a trainer's loop, not a model run on the script's batch,
+    nor a helper the user's own code called with arguments (``handing``: each frame's; timm's
+    accuracy(output, target) refusing a target on the CPU checked what it was handed))."""
     if not packages:
         return {}
     installed = [package for package in packages if package]
@@ -119,9 +130,23 @@ def frame_facts(packages: list[str], functions: list[str] = ()) -> dict:
         and functions[-1]
         and not _WRAPPER.match(functions[-1])
         and not any(_MODULE_CALL.match(f) for f in functions)
+        and not _handed_by_own_code(packages, handing)
     ):
         facts["library_raised"], facts["library_raised_in"] = packages[-1], functions[-1]
     return facts
+
+
+def _handed_by_own_code(packages: list[str], handing: list[bool]) -> bool:
+    """Whether the innermost package's frames (the last run of them) were entered from the user's own code by a
+    call passing arguments (accuracy(output, target); not optimizer.step(), trainer.train())."""
+    first = len(packages) - 1
+    while first > 0 and packages[first - 1] == packages[-1]:
+        first -= 1
+    return 0 < first <= len(handing) and handing[first - 1]
+
+
+# a call passing arguments: a name, "(", then something other than ")"
+_HANDS = re.compile(r"\w\s*\(\s*[^)\s]")
 
 
 # frames that raise for their caller: a class's or a module's attribute hook (DeepSpeedEngine.__getattr__,

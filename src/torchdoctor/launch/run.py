@@ -306,9 +306,11 @@ def launch(options: LaunchOptions, stream=None) -> int:
 
 def _watchdog_folder(options: LaunchOptions, prefix: str) -> Path:
     """A new folder for the watchdog's files: in the run's ``--log-dir`` where one is given (made now, as torchrun
-    would), else in the system's temporary folder."""
+    would), else in the system's temporary folder. Its path is absolute: the workers are told it, and a script
+    that changes its working directory (Hydra's outputs/...) would write a relative one's files elsewhere."""
     log_dir = options.flags.get("log_dir")
     if log_dir:
+        log_dir = os.path.abspath(log_dir)
         os.makedirs(log_dir, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=prefix, dir=log_dir or None))
 

@@ -1802,9 +1802,14 @@ def unbound_name(raised: Raised) -> tuple[str, str] | None:
         what = f"the code{where}{code} uses the name '{name}', which nothing defined or imported there"
     else:
         what = f"the code{where}{code} reads the local variable '{name}' on a path that never assigned it"
-    summary = f"{raised.text()}: {what}, a bug of that code's release or commit"
+    # never a site-packages frame here (library_bug reads those): the user's own script as often as a project's
+    # checkout, which a log does not tell apart, so the summary names both
+    summary = (
+        f"{raised.text()}: {what}, a bug in that code: your own script's, or, where it is a project's or a source "
+        "checkout you run, of that code's release or commit"
+    )
     fix = (
-        "Python raises this for a defect in the code itself, not for the data or the machine. If the file is a "
+        "Python raises this where the code uses a name it never bound on the path it ran. If the file is a "
         "library's or a project's you run (its repository, a source install), search its issues for the message "
         "and update it to the release or branch that fixed it (git pull, pip install --upgrade <package>), or "
         "pin the release its examples were written for. If it is your own code, define or import the name "
