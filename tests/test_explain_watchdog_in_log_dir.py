@@ -87,7 +87,9 @@ def test_of_two_runs_kept_in_one_log_dir_only_the_newest_folder_is_read_and_the_
     shutil.copytree(kept, older)
     # a file of that run's not read by the folder's reader (a rank's faulthandler output when it was stopped)
     (older / "interrupted.1").write_text("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    # the times as two runs leave them (copytree keeps the fixture's times, which are the checkout's)
     _hang_written_at(older, time.time() - 3600)
+    _hang_written_at(kept, time.time())
     found = explain([str(logs)])
     assert [f.details.get("folder") for f in found if f.id == "log.hang_verdict"] == [str(kept.resolve())], [
         (f.id, f.summary) for f in found
