@@ -145,3 +145,18 @@ def test_the_log_dir_and_its_kept_folder_both_given_read_the_folder_once(tmp_pat
     logs, kept = _log_dir_of_the_hang(tmp_path)
     found = explain([str(logs), str(kept)])
     assert [f.id for f in found].count("log.hang_verdict") == 1, [(f.id, f.summary) for f in found]
+
+
+def test_the_folders_own_files_written_as_ranks_stop_are_not_read_as_logs(tmp_path):
+    # faulthandler's rank<N>.fatal, the Ctrl-C places (interrupted.N, said.N) and the call counts are the folder
+    # reader's evidence: read again as logs they added findings of their own beside the folder's verdict
+    kept = tmp_path / "torchdoctor-watchdog-x"
+    shutil.copytree(GPU / "watchdog", kept)
+    alone = [(f.id, f.summary) for f in explain([str(kept)])]
+    (kept / "rank0.fatal").write_text(
+        'Fatal Python error: Segmentation fault\n\nCurrent thread 0x0000 (most recent call first):\n  File "train.py", '
+        "line 3 in <module>\n"
+    )
+    (kept / "interrupted.0").write_text("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    (kept / "said.0").write_text("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    assert [(f.id, f.summary) for f in explain([str(kept)])] == alone

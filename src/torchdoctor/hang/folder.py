@@ -155,7 +155,8 @@ def _torchrun_output(directory: Path) -> str:
 
 
 OURS = re.compile(
-    r"^(rank\d+\.(json|stack|fr|fr-none|calls|where|done|beat|exit|tmp)|verdict\.json|torchrun\.exits|flight-recorder\.request|started\.\d+\.\d+)$"
+    r"^(rank\d+\.(json|stack|fr|fr-none|calls|counts|where|done|beat|exit|fatal|tmp)|verdict\.json|torchrun\.exits"
+    r"|flight-recorder\.request|started\.\d+\.\d+|interrupted\.\d+|said\.\d+)$"
 )
 
 
