@@ -110,6 +110,11 @@ EXPECTED = {
         "label_out_of_range",
         ["(10)", "rank 2", "mnist_ddp.py:93 in train"],
     ),
+    "lightning_val_rank1": (
+        "unrecognised",
+        None,
+        ["rank 1 failed first: KeyError: 7", "lightning_val_rank1.py:34 in validation_step"],
+    ),
     "spawn_raise": (
         "unrecognised",
         None,
