@@ -115,6 +115,11 @@ EXPECTED = {
         None,
         ["rank 1 failed first: KeyError: 7", "lightning_val_rank1.py:34 in validation_step"],
     ),
+    "gpt2_positions": (
+        "sequence_too_long",
+        "sequence_too_long",
+        ["rank 1", "position embeddings", "gpt2_ddp.py:33 in main"],
+    ),
     "spawn_raise": (
         "unrecognised",
         None,
@@ -290,3 +295,20 @@ def test_the_users_own_except_block_that_fails_does_not_hide_the_error_it_handle
     found = explain(["-"], stdin=io.BytesIO(log.encode()))
     assert "ValueError: batch 7 has 32 images" in found[0].summary, found[0].summary
     assert [f.status for f in found if f.id == "log.checkpoint_save_folder"] == ["warn"]
+
+
+def test_gpt2s_position_lookup_in_the_traceback_says_the_sequence_is_too_long_not_the_token_ids():
+    # transformers' GPT-2 looks its positions up in `self.wpe(position_ids)` (BERT: `self.position_embeddings(`)
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/env/lib/python3.11/site-packages/transformers/models/gpt2/modeling_gpt2.py", line 700, in forward\n'
+        "    position_embeds = self.wpe(position_ids)\n"
+        '  File "/env/lib/python3.11/site-packages/torch/nn/functional.py", line 2551, in embedding\n'
+        "    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)\n"
+        "IndexError: index out of range in self\n"
+    )
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(log.encode()))
+    assert lead.id == "log.sequence_too_long", lead.summary
+    token = log.replace("position_embeds = self.wpe(position_ids)", "inputs_embeds = self.wte(input_ids)")
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(token.encode()))
+    assert lead.id == "log.embedding_index_range", lead.summary
