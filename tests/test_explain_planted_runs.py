@@ -312,3 +312,12 @@ def test_gpt2s_position_lookup_in_the_traceback_says_the_sequence_is_too_long_no
     token = log.replace("position_embeds = self.wpe(position_ids)", "inputs_embeds = self.wte(input_ids)")
     (lead, *_) = explain(["-"], stdin=io.BytesIO(token.encode()))
     assert lead.id == "log.embedding_index_range", lead.summary
+
+
+def test_one_ranks_log_whose_cleanup_failed_after_it_lost_its_peer_says_the_cause_is_the_other_ranks():
+    # rank 0's own log of finally_hides: "Connection closed by peer", then its `finally`'s save failed
+    (log,) = (RUNS / "finally_hides" / "logs").glob("*/attempt_0/0/stderr.log")
+    lead, save, *_ = explain([str(log)])
+    assert lead.id == "log.peer_closed" and "the cause is not in this log" in lead.summary, lead.summary
+    assert save.id == "log.checkpoint_save_folder" and save.status == "warn", save.summary
+    assert "raised after this rank lost its peer" in save.summary

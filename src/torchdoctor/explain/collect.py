@@ -7,6 +7,7 @@ import re
 from torchdoctor.explain import cut_traceback, raised_warnings, sentence_case
 from torchdoctor.explain.first_failure import (
     Raised,
+    after_a_victim,
     after_the_failure,
     cut,
     cut_after_assert,
@@ -387,7 +388,8 @@ class Collector:
                     facts = {**facts, "frame_packages": tuple(raised.packages)}
                 if raised is not None and after_the_failure(raised):
                     # raised by code that ran because an error had already happened (verdict._after_the_failure)
-                    facts = {**facts, "after_the_failure": "ignored" if raised.ignored else "handling"}
+                    how = "ignored" if raised.ignored else "victim" if after_a_victim(raised) else "handling"
+                    facts = {**facts, "after_the_failure": how}
                     if raised.outermost is not None and raised.outermost.file != raised.raised_in.file:
                         # raised in a file that other code imported or ran, not in the one started
                         facts["raised_below_top"] = raised.outermost.file

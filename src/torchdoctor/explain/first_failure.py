@@ -303,7 +303,7 @@ def initiating(raised: list[Raised], root_rank: int | None = None) -> Raised | N
     failing first when it says so, else the earliest by the times the logs state (when every one states
     one, in the same form), else the first in the input; a DataLoader worker's original exception in
     place of the "Caught ... in DataLoader worker" that reports it. None when every exception is a victim's."""
-    causes = [r for r in _unwrapped(raised) if not r.consequence]
+    causes = [r for r in _unwrapped(raised) if not r.consequence and not after_a_victim(r)]
     causes = [r for r in causes if not after_the_failure(r)] or causes
     if not causes:
         return None
@@ -348,6 +348,18 @@ def after_the_failure(raised: Raised) -> bool:
     ):
         return False
     return all((f.file, f.line) != (raised.frame.file, raised.frame.line) for f in first.frames)
+
+
+def after_a_victim(raised: Raised) -> bool:
+    """Whether ``raised`` was raised while handling a victim's error (a lost peer, a stop by the launcher), itself
+    or one handled before it: the cause is that other process's, as for the victim's own error (one rank's log
+    of a job whose `finally` saved into a missing folder after "Connection closed by peer")."""
+    handled, seen = raised.handling, 0
+    while handled is not None and seen < 8:
+        if handled.consequence:
+            return True
+        handled, seen = handled.handling, seen + 1
+    return False
 
 
 def _unwrapped(raised: list[Raised]) -> list[Raised]:

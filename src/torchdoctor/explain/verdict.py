@@ -160,6 +160,11 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
             else:
                 del by_kind[kind]
     roles = {kind: role(kind, kind_hits) for kind, kind_hits in by_kind.items()}
+    for kind, kind_hits in by_kind.items():
+        if all(h.facts.get("after_the_failure") == "victim" for h in kind_hits):
+            # raised while handling a lost peer's error (a `finally` after "Connection closed by peer"): that other
+            # rank's error is the cause, this one came after it (verdict._after_the_failure says so)
+            roles[kind] = "consequence"
     if first is not None and "worker_crash" in by_kind and _died_unwinding(by_kind["worker_crash"], first):
         roles["worker_crash"] = "consequence"
     sure = {kind: BY_KIND[kind].confidence(kind_hits, ctx) for kind, kind_hits in by_kind.items()}
@@ -535,6 +540,17 @@ def _after_the_failure(draft: _Draft, kind: str, o: _Order, ctx: Context, raised
     not the cause (found with pytorch/examples' mnist under DDP: a `finally` saving into a missing folder led
     before the ValueError that stopped the run)."""
     hits = o.by_kind[kind]
+    if o.lead is None and all(h.facts.get("after_the_failure") == "victim" for h in hits):
+        draft.summary += (
+            " — raised after this rank lost its peer, by the code that ran while handling that (an `except` or "
+            "`finally` block): not the cause"
+        )
+        draft.status = "warn"
+        draft.fix += (
+            "\nThis is a second fault: the run had already failed on another rank (the peer this log lost), "
+            "whose own log says why; fix this one too, or the next failure's cleanup hides its cause again."
+        )
+        return
     if o.lead is None or kind == o.lead[1] or o.roles[kind] != "cause":
         return
     if not all("after_the_failure" in h.facts for h in hits):
