@@ -82,6 +82,49 @@ EXPECTED = {
     ),
     "accelerate_num_processes": ("rendezvous_or_port", None, ["only 1 of 2 processes", "num_machines"]),
     "same_port": ("rendezvous_or_port", None, ["port 29561 is taken"]),
+    # recorded in session 43 (user14): pytorch/examples' mnist under DDP, the loud error a consequence
+    "raise_in_collective": (
+        "unrecognised",
+        "unrecognised",
+        ["rank 1 failed first: ValueError", "mnist_ddp.py:88 in train"],
+    ),
+    "worker_sigkill": ("worker_killed", "worker_killed", ["rank 1", "makes 4 worker processes, 2 suggested"]),
+    "eval_rank1": ("collate_unequal_sizes", "collate_unequal_sizes", ["rank 1", "mnist_ddp.py:108 in test"]),
+    "finally_hides": (
+        "unrecognised",
+        "unrecognised",
+        ["rank 1 failed first: ValueError", "mnist_ddp.py:88 in train"],
+    ),
+    "del_hides": (
+        "unrecognised",
+        "unrecognised",
+        ["rank 1 failed first: ValueError", "mnist_ddp.py:88 in train"],
+    ),
+    "atexit_hides": (
+        "unrecognised",
+        "unrecognised",
+        ["rank 1 failed first: ValueError", "mnist_ddp.py:88 in train"],
+    ),
+    "late_rank2": (
+        "label_out_of_range",
+        "label_out_of_range",
+        ["(10)", "rank 2", "mnist_ddp.py:93 in train"],
+    ),
+    "lightning_val_rank1": (
+        "unrecognised",
+        None,
+        ["rank 1 failed first: KeyError: 7", "lightning_val_rank1.py:34 in validation_step"],
+    ),
+    "gpt2_positions": (
+        "sequence_too_long",
+        "sequence_too_long",
+        ["rank 1", "position embeddings", "gpt2_ddp.py:33 in main"],
+    ),
+    "spawn_raise": (
+        "unrecognised",
+        None,
+        ["(in its mp.spawn process 1): ValueError", "mnist_ddp.py:88 in train"],
+    ),
 }
 
 
@@ -196,3 +239,85 @@ def test_the_planted_save_run_live_on_this_torch_reads_as_its_recording(tmp_path
     assert lead.id == "log.checkpoint_save_folder" and "checkpoints/run1 does not exist" in lead.summary, (
         lead.summary
     )
+
+
+@pytest.mark.parametrize("fault", ["finally_hides", "del_hides"])
+def test_an_error_of_the_cleanup_after_the_failure_follows_the_error_that_started_it(fault):
+    # a `finally` (or a `__del__`) saving into a folder that is not there failed on every rank after rank 1's
+    # ValueError: that save is a second fault, said after the ValueError, not the run's cause
+    for given in (RUNS / fault / "console.txt", RUNS / fault / "logs"):
+        found = explain([str(given)])
+        assert found[0].id == "log.unrecognised" and "ValueError" in found[0].summary, found[0].summary
+        save = next(f for f in found if f.id == "log.checkpoint_save_folder")
+        assert save.status == "warn" and "raised after the error on rank 1 above" in save.summary, (
+            save.summary
+        )
+        assert "second fault" in save.fix
+
+
+def test_an_error_a_library_raises_while_handling_its_own_is_not_said_to_come_after_the_failure():
+    # a caught exception's traceback starts where it was caught: inside the library, no frame of the user's;
+    # the error raised while handling it is the library's clearer word for the same failure, not a cleanup's
+    from torchdoctor.explain.first_failure import after_the_failure, exception_at
+
+    inner = [
+        '  File "/env/lib/python3.11/site-packages/lib/config.py", line 10, in lookup',
+        "    return TABLE[name]",
+    ]
+    first = exception_at("KeyError: 'llama9'", inner, [])
+    outer = ['  File "/work/train.py", line 4, in <module>', "    cfg = lookup_config('llama9')"]
+    second = exception_at("ValueError: unknown model type llama9", outer, [])
+    second.handling = first
+    assert not after_the_failure(second)
+    # the user's own `finally` at another line of the user's code than the one that failed: after it
+    first = exception_at(
+        "ValueError: batch 7", ['  File "/work/train.py", line 9, in main', "    step()"], []
+    )
+    second = exception_at(
+        "RuntimeError: no folder", ['  File "/work/train.py", line 12, in main', "    save()"], []
+    )
+    second.handling = first
+    assert after_the_failure(second)
+
+
+def test_the_users_own_except_block_that_fails_does_not_hide_the_error_it_handled():
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/work/train.py", line 9, in main\n'
+        "    loss = step(batch)\n"
+        "ValueError: batch 7 has 32 images\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "/work/train.py", line 12, in main\n'
+        "    torch.save(model.state_dict(), 'ckpt/last.pt')\n"
+        "RuntimeError: Parent directory ckpt does not exist.\n"
+    )
+    found = explain(["-"], stdin=io.BytesIO(log.encode()))
+    assert "ValueError: batch 7 has 32 images" in found[0].summary, found[0].summary
+    assert [f.status for f in found if f.id == "log.checkpoint_save_folder"] == ["warn"]
+
+
+def test_gpt2s_position_lookup_in_the_traceback_says_the_sequence_is_too_long_not_the_token_ids():
+    # transformers' GPT-2 looks its positions up in `self.wpe(position_ids)` (BERT: `self.position_embeddings(`)
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/env/lib/python3.11/site-packages/transformers/models/gpt2/modeling_gpt2.py", line 700, in forward\n'
+        "    position_embeds = self.wpe(position_ids)\n"
+        '  File "/env/lib/python3.11/site-packages/torch/nn/functional.py", line 2551, in embedding\n'
+        "    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)\n"
+        "IndexError: index out of range in self\n"
+    )
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(log.encode()))
+    assert lead.id == "log.sequence_too_long", lead.summary
+    token = log.replace("position_embeds = self.wpe(position_ids)", "inputs_embeds = self.wte(input_ids)")
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(token.encode()))
+    assert lead.id == "log.embedding_index_range", lead.summary
+
+
+def test_one_ranks_log_whose_cleanup_failed_after_it_lost_its_peer_says_the_cause_is_the_other_ranks():
+    # rank 0's own log of finally_hides: "Connection closed by peer", then its `finally`'s save failed
+    (log,) = (RUNS / "finally_hides" / "logs").glob("*/attempt_0/0/stderr.log")
+    lead, save, *_ = explain([str(log)])
+    assert lead.id == "log.peer_closed" and "the cause is not in this log" in lead.summary, lead.summary
+    assert save.id == "log.checkpoint_save_folder" and save.status == "warn", save.summary
+    assert "raised after this rank lost its peer" in save.summary

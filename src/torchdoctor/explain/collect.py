@@ -7,6 +7,8 @@ import re
 from torchdoctor.explain import cut_traceback, raised_warnings, sentence_case
 from torchdoctor.explain.first_failure import (
     Raised,
+    after_a_victim,
+    after_the_failure,
     cut,
     cut_after_assert,
     exception_at,
@@ -329,12 +331,14 @@ class Collector:
             if raised is not None:
                 self._framework("\n".join(before))
                 raised.source, raised.line, raised.rank, raised.order = source, number, rank, self._order
-                if raised.raised_from_above:
+                if raised.raised_from_above or raised.while_handling:
                     cause = next(
                         (r for r in reversed(self.raised) if r.source == source and r.rank == rank), None
                     )
-                    if cause is not None:
+                    if cause is not None and raised.raised_from_above:
                         cause.wrapped_by = raised
+                    elif cause is not None:
+                        raised.handling = cause
                 self.raised.append(raised)
                 if raised.traceback:
                     self.ctx.facts["traceback_in_input"] = True
@@ -385,6 +389,10 @@ class Collector:
                     # the packages its frames went through below the user's code: whose code called the one that
                     # refused (a library's own model, not the user's)
                     facts = {**facts, "frame_packages": tuple(raised.packages)}
+                if raised is not None and after_the_failure(raised):
+                    # raised by code that ran because an error had already happened (verdict._after_the_failure)
+                    how = "ignored" if raised.ignored else "victim" if after_a_victim(raised) else "handling"
+                    facts = {**facts, "after_the_failure": how}
                     if raised.outermost is not None and raised.outermost.file != raised.raised_in.file:
                         # raised in a file that other code imported or ran, not in the one started
                         facts["raised_below_top"] = raised.outermost.file

@@ -57,6 +57,9 @@ _FRAME = re.compile(
 _SYNTAX_AT = re.compile(r'^\s*File "(?P<file>[^"]{1,500})", line (?P<line>\d+)\s*$')
 _SYNTAX_TYPES = frozenset({"SyntaxError", "IndentationError", "TabError"})
 _WORKER = re.compile(r"^Caught (?P<type>\w+) in DataLoader worker process (?P<worker>\d+)")
+# torch.multiprocessing.spawn's ProcessRaisedException (spawn.py's join): a spawned process's own exception, its
+# traceback printed below this line under "-- Process 1 terminated with the following error:"
+_SPAWNED = re.compile(r"^-- Process (?P<process>\d+) terminated with the following error:")
 # torch.distributed.checkpoint's CheckpointException (checkpoint/api.py): the ranks' own exceptions, each printed
 # below it with its traceback ("Traceback (most recent call last): (RANK 0)")
 _DCP_RANKS = re.compile(r"^CheckpointException ranks:")
@@ -64,6 +67,11 @@ _TRACEBACK = re.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):
 # Python between an exception and the one raised `from` it (PEP 3134; not "During handling of the above
 # exception", an error while handling the first)
 _RAISED_FROM = "The above exception was the direct cause of the following exception:"
+# Python between an exception and one raised by the code that ran because of it (an `except` or `finally` block)
+_WHILE_HANDLING = "During handling of the above exception, another exception occurred:"
+# Python's header over an exception it printed and went on after (sys.unraisablehook: a `__del__`, a weakref
+# callback; "Exception ignored in atexit callback" from 3.11): the process did not stop on it
+_IGNORED = re.compile(r"^Exception ignored (?:in|on calling)\b")
 MAX_TEXT = 240  # characters of a message quoted in a summary
 # a fix's last line where it quotes the user's own code (the log's words, not advice)
 REACHED = "Your code reached it at"
@@ -91,6 +99,9 @@ class Raised:
     packages: list[str] = field(default_factory=list)
     frames: list[Frame] = field(default_factory=list)  # every frame of its traceback, outermost first
     raised_from_above: bool = False  # raised `from` the exception printed above it
+    while_handling: bool = False  # printed under "During handling of the above exception, ..."
+    handling: Raised | None = None  # the exception printed above it that it was raised while handling
+    ignored: bool = False  # printed under "Exception ignored in: ..." (a __del__, an atexit callback)
     wrapped_by: Raised | None = None  # the exception raised `from` this one, printed below it
     traceback: bool = False  # a "Traceback (most recent call last):" or frames above it
     above: int = 0  # lines above the exception line that are its traceback (its header and frames)
@@ -160,7 +171,9 @@ def exception_at(line: str, before: list[str], following: list[str], said_at: st
         return None
     message = (found.group("message") or "").strip()
     raised = Raised(found.group("type"), message)
-    if message.endswith(":") or not message:
+    if raised.type == "ProcessRaisedException" and not message:
+        raised.detail = [text.strip() for text in following[:3] if _SPAWNED.match(text.strip())][:1]
+    elif message.endswith(":") or not message:
         for extra in following[:6]:
             if not extra.strip() or not (
                 extra[:1].isspace()
@@ -213,6 +226,8 @@ def exception_at(line: str, before: list[str], following: list[str], said_at: st
         raised.above = len(before) - start
     above = [text for text in before[: len(before) if start is None else start] if text.strip()]
     raised.raised_from_above = bool(above) and above[-1].strip() == _RAISED_FROM
+    raised.while_handling = bool(above) and above[-1].strip() == _WHILE_HANDLING
+    raised.ignored = bool(above) and _IGNORED.match(above[-1].strip()) is not None
     if frames:
         raised.traceback = True
         users = [f for f in frames if not is_library(f[0].file)]
@@ -288,7 +303,8 @@ def initiating(raised: list[Raised], root_rank: int | None = None) -> Raised | N
     failing first when it says so, else the earliest by the times the logs state (when every one states
     one, in the same form), else the first in the input; a DataLoader worker's original exception in
     place of the "Caught ... in DataLoader worker" that reports it. None when every exception is a victim's."""
-    causes = [r for r in _unwrapped(raised) if not r.consequence]
+    causes = [r for r in _unwrapped(raised) if not r.consequence and not after_a_victim(r)]
+    causes = [r for r in causes if not after_the_failure(r)] or causes
     if not causes:
         return None
     if root_rank is not None:
@@ -301,9 +317,54 @@ def initiating(raised: list[Raised], root_rank: int | None = None) -> Raised | N
     return min(causes, key=lambda r: r.order)
 
 
+def after_the_failure(raised: Raised) -> bool:
+    """Whether ``raised`` came from code that ran because another error had already happened: an exception
+    Python printed and ignored (a ``__del__``, an atexit callback), or one raised while handling the exception
+    printed above it by the user's own handling code, an ``except``/``finally`` block elsewhere than the line
+    that failed (its user's frame is none of that exception's frames), or while handling another rank's failure.
+    A library that catches its own error and raises a clearer one is not that: the first exception's traceback
+    then holds no frame of the user's, or the second's user's line is one of its frames (found with
+    pytorch/examples' mnist under DDP: a `finally` that saved into a missing folder, and a `__del__` that did,
+    printed below the ValueError that stopped the run).
+
+    >>> first = exception_at("ValueError: bad batch", ['  File "train.py", line 9, in main', "    step()"], [])
+    >>> later = exception_at("RuntimeError: no folder", ['  File "train.py", line 14, in main', "    save()"], [])
+    >>> later.handling = first
+    >>> after_the_failure(later), after_the_failure(first)
+    (True, False)
+    """
+    if raised.ignored:
+        return True
+    first = raised.handling
+    if first is None:
+        return False
+    if first.consequence or after_the_failure(first):
+        return True
+    if (
+        raised.frame is None
+        or is_library(raised.frame.file)
+        or first.frame is None
+        or is_library(first.frame.file)
+    ):
+        return False
+    return all((f.file, f.line) != (raised.frame.file, raised.frame.line) for f in first.frames)
+
+
+def after_a_victim(raised: Raised) -> bool:
+    """Whether ``raised`` was raised while handling a victim's error (a lost peer, a stop by the launcher), itself
+    or one handled before it: the cause is that other process's, as for the victim's own error (one rank's log
+    of a job whose `finally` saved into a missing folder after "Connection closed by peer")."""
+    handled, seen = raised.handling, 0
+    while handled is not None and seen < 8:
+        if handled.consequence:
+            return True
+        handled, seen = handled.handling, seen + 1
+    return False
+
+
 def _unwrapped(raised: list[Raised]) -> list[Raised]:
-    """Each "Caught X in DataLoader worker process N" replaced by the worker's original X that follows it, and
-    DCP's "CheckpointException ranks:..." by the first rank's own exception printed below it."""
+    """Each "Caught X in DataLoader worker process N" replaced by the worker's original X that follows it,
+    mp.spawn's ProcessRaisedException by the spawned process's own exception printed below it, and DCP's "CheckpointException ranks:..." by the first rank's own exception printed below it."""
     kept: list[Raised] = []
     skip: set[int] = set()
     for at, item in enumerate(raised):
@@ -325,6 +386,28 @@ def _unwrapped(raised: list[Raised]) -> list[Raised]:
                 skip.add(id(inner))
                 inner.order = item.order
                 kept.append(inner)
+                continue
+        spawned = (
+            _SPAWNED.match(item.detail[0]) if item.type == "ProcessRaisedException" and item.detail else None
+        )
+        if spawned:
+            own = next(
+                (
+                    later
+                    for later in raised[at + 1 :]
+                    if later.source == item.source
+                    and later.rank == item.rank
+                    and 0 < later.line - item.line <= 200
+                ),
+                None,
+            )
+            if (
+                own is not None
+            ):  # the spawned process's own exception, printed below the parent's report of it
+                skip.add(id(own))
+                own.worker = own.worker or f"mp.spawn process {spawned['process']}"
+                own.order = item.order
+                kept.append(own)
                 continue
         worker = _WORKER.match(item.message)
         if worker:

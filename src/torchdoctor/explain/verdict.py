@@ -160,6 +160,11 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
             else:
                 del by_kind[kind]
     roles = {kind: role(kind, kind_hits) for kind, kind_hits in by_kind.items()}
+    for kind, kind_hits in by_kind.items():
+        if all(h.facts.get("after_the_failure") == "victim" for h in kind_hits):
+            # raised while handling a lost peer's error (a `finally` after "Connection closed by peer"): that other
+            # rank's error is the cause, this one came after it (verdict._after_the_failure says so)
+            roles[kind] = "consequence"
     if first is not None and "worker_crash" in by_kind and _died_unwinding(by_kind["worker_crash"], first):
         roles["worker_crash"] = "consequence"
     sure = {kind: BY_KIND[kind].confidence(kind_hits, ctx) for kind, kind_hits in by_kind.items()}
@@ -167,8 +172,10 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
     causes = sorted((k for k in by_kind if roles[k] == "cause"), key=lambda k: sure[k] != "certain")
     unknown = None
     if first is not None and not any(_covers(h, first) for k in causes for h in by_kind[k]):
-        earliest = min((h.order for k in causes for h in by_kind[k]), default=None)
-        if not causes or root_rank == first.rank or (earliest is not None and first.order < earliest):
+        # a known error raised after the failure (a `finally`, a `__del__`) is not one that came before it
+        before = [h.order for k in causes for h in by_kind[k] if "after_the_failure" not in h.facts]
+        earliest = min(before, default=None)
+        if not before or root_rank == first.rank or first.order < earliest:
             unknown = uncovered.reading(first, ctx)
     elif first is not None and causes:
         # the known cause on the rank that failed first leads, a certain one before a likely one; a message
@@ -527,8 +534,45 @@ def _warning_raised(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: l
         draft.status = "fail"
 
 
+def _after_the_failure(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: list[Raised]) -> None:
+    """An error raised by the code that ran because the run had already failed (an `except`/`finally` block, a
+    `__del__` or atexit callback Python ignored) is said as that: a second fault, after the error that leads,
+    not the cause (found with pytorch/examples' mnist under DDP: a `finally` saving into a missing folder led
+    before the ValueError that stopped the run)."""
+    hits = o.by_kind[kind]
+    if o.lead is None and all(h.facts.get("after_the_failure") == "victim" for h in hits):
+        draft.summary += (
+            " — raised after this rank lost its peer, by the code that ran while handling that (an `except` or "
+            "`finally` block): not the cause"
+        )
+        draft.status = "warn"
+        draft.fix += (
+            "\nThis is a second fault: the run had already failed on another rank (the peer this log lost), "
+            "whose own log says why; fix this one too, or the next failure's cleanup hides its cause again."
+        )
+        return
+    if o.lead is None or kind == o.lead[1] or o.roles[kind] != "cause":
+        return
+    if not all("after_the_failure" in h.facts for h in hits):
+        return
+    ignored = all(h.facts["after_the_failure"] == "ignored" for h in hits)
+    where = (
+        "in a `__del__` or atexit callback, which Python printed and ignored"
+        if ignored
+        else ("by the code that ran while handling it (an `except` or `finally` block)")
+    )
+    draft.summary += f" — raised after {_the(o.lead[0])} above, {where}"
+    draft.details["after"] = f"log.{o.lead[1]}"
+    draft.status = "warn"
+    draft.fix += (
+        f"\nThis is a second fault: the run had already failed on {_the(o.lead[0])} above, fix that first. "
+        "Fix this one too, or the next failure's cleanup hides its cause again."
+    )
+
+
 _EXTRAS = (
     _only_warnings,
+    _after_the_failure,
     _warning_raised,
     _watchdog_took_it_down,
     _launcher_summary_of_the_above,
@@ -652,7 +696,10 @@ def _died_unwinding(crashes: list[Hit], raised: Raised) -> bool:
 
 def _covers(hit: Hit, raised: Raised) -> bool:
     """The known kind ``hit`` is the exception ``raised`` (or one raised `from` it): read on the same rank, or,
-    rank unknown, a few lines from it in the same file."""
+    rank unknown, a few lines from it in the same file. Not an exception raised after that one by the code that
+    ran because of it (a `finally`, a `__del__`): a second error, not the first one's reading."""
+    if "after_the_failure" in hit.facts and not _on(hit, raised):
+        return False
     if raised.rank is not None:
         return hit_rank(hit) == raised.rank
     return any(

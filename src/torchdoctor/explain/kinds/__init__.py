@@ -409,6 +409,15 @@ FAMILIES: tuple[str, ...] = (
 # Facts a fix depends on that a log states anywhere, not only next to the failure: (literal, pattern)
 CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *watchdog_report.CONTEXT,
+    # the DataLoader's warning that it starts more workers than the CPUs suggest, printed long before a worker
+    # is killed (kinds/train.py's worker_killed names it; dataloader_workers.py reads it alone)
+    (
+        "worker processes in total.",
+        re.compile(
+            r"DataLoader will create (?P<loader_workers>\d{1,6}) worker processes in total\. Our suggested max "
+            r"number of worker in current system is (?P<loader_workers_suggested>\d{1,6})"
+        ),
+    ),
     deepspeed_launch.MPI4PY,
     # a traceback's paths name the Python that ran it (missing_packages.py: builtin generics before 3.9)
     ("/python3.", missing_packages.OLD_PYTHON),

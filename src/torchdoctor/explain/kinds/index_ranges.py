@@ -125,7 +125,10 @@ SEQUENCE_OVER_MAX = R(
     r"Token indices sequence length is longer than the specified maximum sequence length for this model "
     r"\((?P<seq_len>\d+) > (?P<seq_max>\d+)\)"
 )
-POSITION_LOOKUP = R(r"(?P<position_lookup>position_embeddings\()")
+# the traceback's line of the position table's lookup: BERT's `self.position_embeddings(position_ids)`, GPT-2's
+# `position_embeds = self.wpe(position_ids)` (transformers' modeling_gpt2.py; found with a GPT-2 built from a
+# config under DDP, rank 1 given 80 tokens for n_positions=64)
+POSITION_LOOKUP = R(r"(?P<position_lookup>position_embeddings\(|\bwpe\(position_ids)")
 CLIP_CONTEXT = R(r"is too long for context length (?P<clip_context>\d+)")
 # transformers' Whisper (models/whisper/modeling_whisper.py WhisperForConditionalGeneration.forward, 4.45+:
 # huggingface/transformers#33196): labels longer than the decoder's positions (max_target_positions, 448), which
@@ -299,6 +302,7 @@ CONTEXT = (
     ("ocab", SHARDED_EMBEDDING),
     ("Token indices sequence length", SEQUENCE_OVER_MAX),
     ("position_embeddings(", POSITION_LOOKUP),
+    ("wpe(position_ids", POSITION_LOOKUP),
     ("out of table with", POSITION_ROWS),
     ("is too long for context length", CLIP_CONTEXT),
     ("cannot exceed the maximum allowed length of", LABELS_OVER_DECODER),

@@ -934,6 +934,18 @@ def _killed(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "__getitem__. torch raises this in the main process wherever it was when the worker died: the line "
             "named below is not where the memory went."
         )
+        made, cpus = ctx.facts.get("loader_workers"), ctx.facts.get("loader_workers_suggested")
+        if made and cpus:
+            # printed once per DataLoader at its first iteration, long before a worker dies: the evidence that
+            # there were more workers than the machine suggested (found with pytorch/examples' mnist under DDP)
+            summary += (
+                f"; the DataLoader warned earlier that it makes {made} worker processes, {cpus} suggested"
+            )
+            fix += (
+                f"\nThis log's DataLoader warned earlier that it makes {made} worker processes where {cpus} are "
+                "suggested for this machine's CPUs: every rank starts its own, so lower num_workers to the CPUs "
+                "divided by the ranks per machine first."
+            )
     return summary, fix
 
 
