@@ -40,6 +40,9 @@ _IN_PROSE = re.compile(
     r"[\s(\"'`](?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (?P<message>\S.{0,400})"
 )
 _UNEXPECTED_KEYWORD = re.compile(r"\(\) got an unexpected keyword argument '(?P<keyword>\w{1,100})'")
+# lines between an exception and the traceback of one raised while handling it ("During handling of the above
+# exception"): its message's own lines (a CUDA error's advice, a long NCCL report), other ranks' lines between
+_HANDLED_WITHIN = 60
 _NEAR_A_QUOTE = 6  # lines above and below an error quoted in prose where the call it quotes is looked for
 _RAISE_ECHO_LINES = 4  # lines below a `raise` source line where the message it raises is looked for
 _ROOT_CAUSE = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d+)")
@@ -337,7 +340,9 @@ class Collector:
                     )
                     if cause is not None and raised.raised_from_above:
                         cause.wrapped_by = raised
-                    elif cause is not None:
+                    elif cause is not None and raised.line - raised.above - cause.line <= _HANDLED_WITHIN:
+                        # only the exception printed just above "During handling ...": where the log lost that
+                        # one (a paste cut it), an older one far above is not what this was raised handling
                         raised.handling = cause
                 self.raised.append(raised)
                 if raised.traceback:

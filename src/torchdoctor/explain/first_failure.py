@@ -325,7 +325,8 @@ def after_the_failure(raised: Raised) -> bool:
     A library that catches its own error and raises a clearer one is not that: the first exception's traceback
     then holds no frame of the user's, or the second's user's line is one of its frames (found with
     pytorch/examples' mnist under DDP: a `finally` that saved into a missing folder, and a `__del__` that did,
-    printed below the ValueError that stopped the run).
+    printed below the ValueError that stopped the run). Not the user's own ``raise X(...)`` in an ``except``:
+    that says the first error in the user's words.
 
     >>> first = exception_at("ValueError: bad batch", ['  File "train.py", line 9, in main', "    step()"], [])
     >>> later = exception_at("RuntimeError: no folder", ['  File "train.py", line 14, in main', "    save()"], [])
@@ -346,6 +347,11 @@ def after_the_failure(raised: Raised) -> bool:
         or first.frame is None
         or is_library(first.frame.file)
     ):
+        return False
+    if raised.raised_in == raised.frame and raised.code.startswith("raise "):
+        # the user's own `raise X(...)` in an `except`: their clearer word for the first error (KeyError
+        # 'WORLD_SIZE' re-raised as "... expected, but not set: start this script with torchrun"), not a fault
+        # of its own
         return False
     return all((f.file, f.line) != (raised.frame.file, raised.frame.line) for f in first.frames)
 

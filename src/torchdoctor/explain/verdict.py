@@ -556,6 +556,19 @@ def _after_the_failure(draft: _Draft, kind: str, o: _Order, ctx: Context, raised
     if not all("after_the_failure" in h.facts for h in hits):
         return
     ignored = all(h.facts["after_the_failure"] == "ignored" for h in hits)
+    if ignored and o.first is not None and all(h.order < o.first.order for h in hits):
+        # a `__del__` whose error Python printed and went on after, before the run failed: not raised after it
+        draft.summary += (
+            f" — printed before {_the(o.lead[0])} above, in a `__del__` or atexit callback, which Python printed "
+            "and ignored: the run went on after it"
+        )
+        draft.details["after"] = f"log.{o.lead[1]}"
+        draft.status = "warn"
+        draft.fix += (
+            f"\nThis is a separate fault: Python ignored it and the run went on, to fail on {_the(o.lead[0])} "
+            "above; fix that first."
+        )
+        return
     where = (
         "in a `__del__` or atexit callback, which Python printed and ignored"
         if ignored

@@ -1,0 +1,135 @@
+"""Review of session 43's "an error raised after the failure" rules (first_failure.after_the_failure, verdict's
+_after_the_failure) against CPython's own output (Python 3.11, each log printed by a tiny script run for real):
+where the second exception is the user's own word for the first, where a `__del__`'s error was printed before the
+run failed, and where the first error of a "During handling" chain was cut from the log."""
+
+import io
+
+from torchdoctor.explain.diagnose import explain
+
+# os.environ["WORLD_SIZE"] read without a launcher, the KeyError re-raised by the user's own `except` in clearer words
+REWORDED = """\
+Traceback (most recent call last):
+  File "/tmp/g.py", line 4, in main
+    world = int(os.environ["WORLD_SIZE"])
+                ~~~~~~~~~~^^^^^^^^^^^^^^
+  File "<frozen os>", line 679, in __getitem__
+KeyError: 'WORLD_SIZE'
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/tmp/g.py", line 7, in <module>
+    main()
+  File "/tmp/g.py", line 6, in main
+    raise ValueError("environment variable WORLD_SIZE expected, but not set: start this script with torchrun")
+ValueError: environment variable WORLD_SIZE expected, but not set: start this script with torchrun
+"""
+
+# a matrix product that failed, then the `finally`'s torch.save into a missing folder
+CLEANUP = """\
+Traceback (most recent call last):
+  File "/tmp/d.py", line 5, in main
+    a @ b
+    ~~^~~
+RuntimeError: mat1 and mat2 shapes cannot be multiplied (3x4 and 5x6)
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/tmp/d.py", line 8, in <module>
+    main()
+  File "/tmp/d.py", line 7, in main
+    torch.save({}, "/nonexistent/dir/ckpt.pt")
+  File "/venv/lib/python3.11/site-packages/torch/serialization.py", line 1002, in save
+    with _open_zipfile_writer(f) as opened_zipfile:
+         ^^^^^^^^^^^^^^^^^^^^^^^
+  File "/venv/lib/python3.11/site-packages/torch/serialization.py", line 828, in __init__
+    torch._C.PyTorchFileWriter(
+RuntimeError: Parent directory /nonexistent/dir does not exist.
+"""
+
+# a `__del__` whose open() failed, which Python printed and ignored, then the run's own failure
+DEL_ERROR = """\
+Exception ignored in: <function Saver.__del__ at 0x7f7c37634720>
+Traceback (most recent call last):
+  File "/tmp/c.py", line 4, in __del__
+    open("/nonexistent/dir/x.pt", "wb")
+FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent/dir/x.pt'
+"""
+FAILURE = """\
+Traceback (most recent call last):
+  File "/tmp/c.py", line 10, in <module>
+    main()
+  File "/tmp/c.py", line 9, in main
+    a @ b
+    ~~^~~
+RuntimeError: mat1 and mat2 shapes cannot be multiplied (3x4 and 5x6)
+"""
+
+# a download retried after a peer reset it, logged with its traceback, then the run's lines
+RESET = """\
+Traceback (most recent call last):
+  File "/home/u/proj/train.py", line 40, in fetch_shards
+    resp = session.get(url, timeout=30)
+ConnectionResetError: [Errno 104] Connection reset by peer
+retrying shard download (1/5) ...
+"""
+STEPS = "".join(f"epoch 0 step {i} loss {2.0 - i / 100:.3f}\n" for i in range(100))
+# the cleanup's traceback under Python's header, the exception it was handling not in the paste
+SAVE_WHILE_HANDLING = """
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/home/u/proj/train.py", line 120, in <module>
+    main()
+  File "/home/u/proj/train.py", line 112, in main
+    torch.save(state, "ckpt/last.pt")
+  File "/usr/lib/python3.11/site-packages/torch/serialization.py", line 525, in __init__
+    super().__init__(torch._C.PyTorchFileWriter(self.name))
+RuntimeError: Parent directory ckpt does not exist.
+"""
+
+
+def _explain(log: str):
+    return explain(["-"], stdin=io.BytesIO(log.encode()))
+
+
+def test_the_users_own_raise_in_an_except_is_its_clearer_word_not_a_second_fault():
+    findings = _explain(REWORDED)
+    assert {f.id for f in findings} >= {"log.not_launched_distributed", "log.rank_env_missing"}
+    assert all("second fault" not in f.fix and "raised after" not in f.summary for f in findings), findings
+
+
+def test_a_call_in_the_finally_that_failed_after_the_error_is_still_a_second_fault():
+    # near miss of the one above: the second exception is the cleanup's torch.save, not the user's `raise`
+    lead, save, *_ = _explain(CLEANUP)
+    assert lead.id == "log.layer_input_size", lead.summary
+    assert save.id == "log.checkpoint_save_folder" and save.status == "warn", save.summary
+    assert "raised after" in save.summary and "second fault" in save.fix
+
+
+def test_a_del_error_printed_before_the_failure_is_not_said_raised_after_it():
+    lead, ignored, *_ = _explain(DEL_ERROR + FAILURE)
+    assert lead.id == "log.layer_input_size", lead.summary
+    assert ignored.status == "warn" and "printed before" in ignored.summary, ignored.summary
+    assert "raised after" not in ignored.summary and "cleanup hides" not in ignored.fix
+
+
+def test_a_del_error_printed_after_the_failure_is_said_raised_after_it():
+    # near miss: the same `__del__` run at the interpreter's exit, below the failure
+    lead, ignored, *_ = _explain(FAILURE + DEL_ERROR)
+    assert lead.id == "log.layer_input_size", lead.summary
+    assert "raised after" in ignored.summary and "printed and ignored" in ignored.summary, ignored.summary
+
+
+def test_a_cleanup_error_whose_first_error_was_cut_is_not_read_as_handling_an_older_lost_peer():
+    # the reset far above was retried and the run went on: the save is not a consequence of it
+    (lead, *_) = _explain(RESET + STEPS + SAVE_WHILE_HANDLING)
+    assert lead.id == "log.checkpoint_save_folder" and lead.status == "fail", lead.summary
+
+
+def test_a_cleanup_error_right_below_the_lost_peer_is_still_its_consequence():
+    # near miss: the reset printed just above "During handling": the save was raised while handling it
+    (lead, *_) = _explain(RESET.replace("retrying shard download (1/5) ...\n", "") + SAVE_WHILE_HANDLING)
+    assert lead.id == "log.peer_closed", lead.summary
