@@ -133,3 +133,56 @@ def test_a_cleanup_error_right_below_the_lost_peer_is_still_its_consequence():
     # near miss: the reset printed just above "During handling": the save was raised while handling it
     (lead, *_) = _explain(RESET.replace("retrying shard download (1/5) ...\n", "") + SAVE_WHILE_HANDLING)
     assert lead.id == "log.peer_closed", lead.summary
+
+
+# the `finally`'s save below an exception the process itself raised to stop: Ctrl-C, the script's own sys.exit(1)
+SAVE_IN_FINALLY = """
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/tmp/k.py", line 9, in <module>
+    main()
+  File "/tmp/k.py", line 8, in main
+    torch.save({}, "/nonexistent/dir/ckpt.pt")
+  File "/venv/lib/python3.11/site-packages/torch/serialization.py", line 1002, in save
+    with _open_zipfile_writer(f) as opened_zipfile:
+         ^^^^^^^^^^^^^^^^^^^^^^^
+  File "/venv/lib/python3.11/site-packages/torch/serialization.py", line 828, in __init__
+    torch._C.PyTorchFileWriter(
+RuntimeError: Parent directory /nonexistent/dir does not exist.
+"""
+CTRL_C = """\
+Traceback (most recent call last):
+  File "/tmp/k.py", line 6, in main
+    time.sleep(0.05)
+KeyboardInterrupt
+"""
+SYS_EXIT = """\
+Traceback (most recent call last):
+  File "/tmp/k.py", line 4, in main
+    sys.exit(1)
+SystemExit: 1
+"""
+
+
+def test_a_cleanup_error_after_ctrl_c_or_sys_exit_is_not_said_to_follow_a_lost_peer():
+    # a KeyboardInterrupt or the script's own SystemExit: no peer was lost, the cause is not another rank's
+    for stop in (CTRL_C, SYS_EXIT):
+        (lead, *_) = _explain(stop + SAVE_IN_FINALLY)
+        assert lead.id == "log.checkpoint_save_folder" and lead.status == "fail", lead.summary
+        assert "lost its peer" not in lead.summary and "not in this log" not in lead.summary, lead.summary
+
+
+def test_a_cleanup_error_after_connection_closed_by_peer_still_follows_the_lost_peer():
+    # near miss: gloo's lost peer above the same `finally`
+    closed = """\
+Traceback (most recent call last):
+  File "/tmp/k.py", line 6, in main
+    dist.all_reduce(loss)
+  File "/venv/lib/python3.11/site-packages/torch/distributed/c10d_logger.py", line 81, in wrapper
+    return func(*args, **kwargs)
+RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [127.0.0.1]:29500
+"""
+    (lead, save, *_) = _explain(closed + SAVE_IN_FINALLY)
+    assert lead.id == "log.peer_closed", lead.summary
+    assert save.id == "log.checkpoint_save_folder" and "lost its peer" in save.summary, save.summary

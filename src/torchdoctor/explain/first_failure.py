@@ -362,7 +362,9 @@ def after_a_victim(raised: Raised) -> bool:
     of a job whose `finally` saved into a missing folder after "Connection closed by peer")."""
     handled, seen = raised.handling, 0
     while handled is not None and seen < 8:
-        if handled.consequence:
+        if _CONSEQUENCE.search(handled.message) or handled.type == "ProcessExitedException":
+            # another process's end (not the user's Ctrl-C, the script's own sys.exit, a launcher's signal: no
+            # peer was lost there, and the cause may well be in this log)
             return True
         handled, seen = handled.handling, seen + 1
     return False
