@@ -188,9 +188,9 @@ def main() -> None:
         choices=("step", "share", "duty"),
         default="step",
         help="the host plant's busy process takes AMOUNT of the measured step in CPU time each step, from the "
-        "planted rank's core while it computes (the whole step AMOUNT slower); or AMOUNT of the planted rank's "
-        "CPU time (session 24-42: much of it taken while the rank waited, a 10%% plant slowed the step by "
-        "0-4%%), or is busy for 2 * AMOUNT of the wall clock (earlier rounds: a loaded rank 23-28%% slower "
+        "planted rank's core while it computes (the whole step about AMOUNT slower: 4-9%% for 5%%, 9-17%% for "
+        "10%% in session 43); or AMOUNT of the planted rank's CPU time (session 24-42: much of it taken while "
+        "the rank waited, a 10%% plant slowed the step by 0-4%%), or is busy for 2 * AMOUNT of the wall clock (earlier rounds: a loaded rank 23-28%% slower "
         "for 5%%)",
     )
     parser.add_argument("--quick", action="store_true")
