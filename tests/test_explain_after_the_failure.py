@@ -186,3 +186,31 @@ RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection cl
     (lead, save, *_) = _explain(closed + SAVE_IN_FINALLY)
     assert lead.id == "log.peer_closed", lead.summary
     assert save.id == "log.checkpoint_save_folder" and "lost its peer" in save.summary, save.summary
+
+
+# the DataLoader iterator's __del__ at the end of a run, printed and ignored by Python (torch's dataloader.py)
+ITERATOR_DEL = """\
+epoch 3 done, loss 0.12
+Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f0c3c1d2af0>
+Traceback (most recent call last):
+  File "/usr/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line 1479, in __del__
+    self._shutdown_workers()
+  File "/usr/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line 1462, in _shutdown_workers
+    if w.is_alive():
+  File "/usr/lib/python3.10/multiprocessing/process.py", line 160, in is_alive
+    assert self._parent_pid == os.getpid(), 'can only test a child process'
+AssertionError: can only test a child process
+"""
+
+
+def test_an_error_python_ignored_alone_is_not_said_to_have_stopped_the_run():
+    (lead, *_) = _explain(ITERATOR_DEL)
+    assert lead.id == "log.unrecognised" and lead.status == "warn", lead.summary
+    assert "ignored" in lead.summary and "went on" in lead.summary and "stopped on" not in lead.fix, lead.fix
+
+
+def test_the_same_error_raised_is_still_the_run_stopping_on_it():
+    # near miss: the same traceback without Python's "Exception ignored in" header
+    (lead, *_) = _explain(ITERATOR_DEL.replace("Exception ignored in: <function", "In: <function"))
+    assert lead.id == "log.unrecognised" and lead.status == "fail", lead.summary
+    assert "The run stopped on this error" in lead.fix

@@ -31,6 +31,7 @@ from torchdoctor.findings import Finding
 # the unrecognised finding's fix: where the error was raised (the log's own words), then no advice but a report
 STARTED = "This error started the failure; the other ranks' errors follow from it."
 STOPPED = "The run stopped on this error, raised at"
+IGNORED = "Python printed this error from a `__del__` or an atexit callback and went on; it was raised at"
 NO_RECIPE = (
     "torchdoctor has no recipe for it, so it will not guess one. If it is not your code's own error, "
     "paste the log with the machine's facts into an issue:\n"
@@ -150,6 +151,21 @@ def reading(raised: Raised, ctx: Context) -> Finding:
         details["detail"] = raised.detail
     if raised.worker:
         details["worker"] = raised.worker
+    if raised.ignored:
+        # printed under "Exception ignored in" (a `__del__`, an atexit callback) and nothing else failed in the
+        # log: Python went on after it, so it is not what stopped the run (the DataLoader iterator's __del__
+        # "can only test a child process" at the end of a run that finished)
+        summary = (
+            f"{who}{worker} printed an error Python ignored, in a `__del__` or atexit callback: {text} at "
+            f"{first_failure.where(raised)}; the run went on after it, and torchdoctor knows no fix for it"
+        )
+        fix = (
+            f"{IGNORED} {first_failure.where(raised)}: it did not stop the run. If the run failed, its own error "
+            "is not in this log (the rank that stopped first, or the part of the log above)."
+        )
+        return Finding(
+            "log.unrecognised", "warn", summary, first_failure.details_of(raised, "unrecognised"), fix
+        )
     lines = [
         f"{STARTED} It was raised at {first_failure.where(raised)}."
         if first
