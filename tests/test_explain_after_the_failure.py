@@ -214,3 +214,53 @@ def test_the_same_error_raised_is_still_the_run_stopping_on_it():
     (lead, *_) = _explain(ITERATOR_DEL.replace("Exception ignored in: <function", "In: <function"))
     assert lead.id == "log.unrecognised" and lead.status == "fail", lead.summary
     assert "The run stopped on this error" in lead.fix
+
+
+# a DataLoader worker's __getitem__ whose `except KeyError` re-raises in the user's words (torch 2.x, Python 3.11;
+# the parent re-raises it as "Caught ValueError in DataLoader worker process 0")
+WORKER_REWORDED = """\
+Traceback (most recent call last):
+  File "/tmp/w.py", line 11, in <module>
+    for x in torch.utils.data.DataLoader(DS(), num_workers=1):
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 725, in __next__
+    data = self._next_data()
+           ^^^^^^^^^^^^^^^^^
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1529, in _next_data
+    return self._process_data(data, worker_id)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1567, in _process_data
+    data.reraise()
+  File "/venv/lib/python3.11/site-packages/torch/_utils.py", line 794, in reraise
+    raise exception
+ValueError: Caught ValueError in DataLoader worker process 0.
+Original Traceback (most recent call last):
+  File "/tmp/w.py", line 7, in __getitem__
+    return torch.zeros(2), labels[i + 5]
+                           ~~~~~~^^^^^^^
+KeyError: 5
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/_utils/worker.py", line 374, in _worker_loop
+    data = fetcher.fetch(index)  # type: ignore[possibly-undefined]
+           ^^^^^^^^^^^^^^^^^^^^
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/_utils/fetch.py", line 54, in fetch
+    data = [self.dataset[idx] for idx in possibly_batched_index]
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/_utils/fetch.py", line 54, in <listcomp>
+    data = [self.dataset[idx] for idx in possibly_batched_index]
+            ~~~~~~~~~~~~^^^^^
+  File "/tmp/w.py", line 9, in __getitem__
+    raise ValueError(f"sample {i} has no label: the labels file is shorter than the images folder")
+ValueError: sample 0 has no label: the labels file is shorter than the images folder
+
+"""
+
+
+def test_a_workers_own_raise_in_its_except_leads_as_the_workers_error():
+    # the worker's ValueError, the one the DataLoader reports: not the KeyError it was raised while handling
+    (lead, *_) = _explain(WORKER_REWORDED)
+    assert "(in its DataLoader worker process 0): ValueError: sample 0 has no label" in lead.summary, (
+        lead.summary
+    )
