@@ -264,3 +264,62 @@ def test_a_workers_own_raise_in_its_except_leads_as_the_workers_error():
     assert "(in its DataLoader worker process 0): ValueError: sample 0 has no label" in lead.summary, (
         lead.summary
     )
+
+
+# the same worker whose `except KeyError` loads the item from disk instead, a file that is not there
+WORKER_FALLBACK = """\
+Traceback (most recent call last):
+  File "/tmp/w2.py", line 11, in <module>
+    for x in torch.utils.data.DataLoader(DS(), num_workers=1):
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 725, in __next__
+    data = self._next_data()
+           ^^^^^^^^^^^^^^^^^
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1529, in _next_data
+    return self._process_data(data, worker_id)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1567, in _process_data
+    data.reraise()
+  File "/venv/lib/python3.11/site-packages/torch/_utils.py", line 794, in reraise
+    raise exception
+FileNotFoundError: Caught FileNotFoundError in DataLoader worker process 0.
+Original Traceback (most recent call last):
+  File "/tmp/w2.py", line 7, in __getitem__
+    return torch.zeros(2), labels[i + 5]
+                           ~~~~~~^^^^^^^
+KeyError: 5
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/_utils/worker.py", line 374, in _worker_loop
+    data = fetcher.fetch(index)  # type: ignore[possibly-undefined]
+           ^^^^^^^^^^^^^^^^^^^^
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/_utils/fetch.py", line 54, in fetch
+    data = [self.dataset[idx] for idx in possibly_batched_index]
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/_utils/fetch.py", line 54, in <listcomp>
+    data = [self.dataset[idx] for idx in possibly_batched_index]
+            ~~~~~~~~~~~~^^^^^
+  File "/tmp/w2.py", line 9, in __getitem__
+    return torch.load(f"/data/labels/{i}.pt")
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/venv/lib/python3.11/site-packages/torch/serialization.py", line 1561, in load
+    with _open_file_like(f, "rb") as opened_file:
+         ^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/venv/lib/python3.11/site-packages/torch/serialization.py", line 795, in _open_file_like
+    return _open_file(name_or_buffer, mode)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/venv/lib/python3.11/site-packages/torch/serialization.py", line 776, in __init__
+    super().__init__(open(name, mode))  # noqa: SIM115
+                     ^^^^^^^^^^^^^^^^
+FileNotFoundError: [Errno 2] No such file or directory: '/data/labels/0.pt'
+
+"""
+
+
+def test_a_workers_fallback_that_failed_is_named_in_the_worker_and_may_be_the_error_to_fix():
+    # the KeyError it handled leads, still in the worker the DataLoader names; the load that failed says that an
+    # `except` trying another way makes it the error to fix (a log does not show which block ran it)
+    lead, load, *_ = _explain(WORKER_FALLBACK)
+    assert "(in its DataLoader worker process 0): KeyError: 5" in lead.summary, lead.summary
+    assert load.id == "log.data_path_missing" and "a fallback for" in load.fix, load.fix

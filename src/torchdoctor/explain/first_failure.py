@@ -435,6 +435,10 @@ def _unwrapped(raised: list[Raised]) -> list[Raised]:
                 skip.add(id(original))
                 original.worker = f"DataLoader worker process {worker['worker']}"
                 original.order = item.order
+                handled, seen = original.handling, 0
+                while handled is not None and handled.line > item.line and seen < 8:
+                    # the worker's exceptions its own `except`/`finally` handled, printed in the same report
+                    handled.worker, handled, seen = original.worker, handled.handling, seen + 1
                 kept.append(original)
                 continue
         kept.append(item)

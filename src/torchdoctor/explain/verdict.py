@@ -581,6 +581,13 @@ def _after_the_failure(draft: _Draft, kind: str, o: _Order, ctx: Context, raised
         f"\nThis is a second fault: the run had already failed on {_the(o.lead[0])} above, fix that first. "
         "Fix this one too, or the next failure's cleanup hides its cause again."
     )
+    if not ignored:
+        # a log does not show which block ran it: an `except` that tries another way (a KeyError answered by
+        # loading the item from disk) makes this one the error to fix
+        draft.fix += (
+            f"\nIf that block is not cleanup but a fallback for {_the(o.lead[0])} (an `except` that tries another "
+            "way), this is the error to fix."
+        )
 
 
 _EXTRAS = (
