@@ -56,17 +56,20 @@ def main(argv: list[str] | None = None) -> None:
         from torchdoctor.distributed.debug import enable
 
         enable()
+    from torchdoctor.hang.worker import note_the_end, prepare_worker, worker_finished
+
+    # the watchdog's call log first, the straggler watch's timing around it: a watch that stands down (no core to
+    # spare for its judge) puts back the functions it wrapped, and had it wrapped torch's own first, the call log
+    # went with them (every collective after the first window unnoted, a failed job's verdict without its sizes)
+    prepare_worker(_module_file(target) if module else target)
+    # without the watchdog: how the script ended, for the verdict of a failed run
+    note_the_end(os.environ.get(STARTED_VARIABLE))
     from torchdoctor.stragglers.watch import only_with_a_spare_core, stragglers_enabled
 
     if stragglers_enabled():
         from torchdoctor.stragglers.watch import watch_for_stragglers
 
         watch_for_stragglers(spare_core_only=only_with_a_spare_core())
-    from torchdoctor.hang.worker import note_the_end, prepare_worker, worker_finished
-
-    prepare_worker(_module_file(target) if module else target)
-    # without the watchdog: how the script ended, for the verdict of a failed run
-    note_the_end(os.environ.get(STARTED_VARIABLE))
     failed, exit_status = None, 0
     try:
         if module:
