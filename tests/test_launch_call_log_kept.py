@@ -4,7 +4,8 @@ stands down after its first window and puts back the collectives it wrapped. It 
 and so had wrapped torch's own functions: the call log's wrappers went with them, every later collective was
 unnoted, and a failed job lost its sizes (session 43, pytorch/examples' DDP tutorial with an all_gather of the last
 batch's predictions, 32 rows on rank 0 and 31 on rank 1: "rank 1 died without a Python error ... gloo aborted it",
-where the shapes and the fix are now said). One core for the whole job, so that no core is spare."""
+where the shapes and the fix are now said; ``explain`` of the kept folder read it as a warning, for no rank is
+blamed, and exited 0: it is the job's failure). One core for the whole job, so that no core is spare."""
 
 from __future__ import annotations
 
@@ -40,9 +41,17 @@ def test_a_failed_jobs_sizes_are_read_after_the_straggler_watch_stood_down(tmp_p
     )  # fmt: skip
     output = done.stdout + done.stderr
     kept = re.search(r"What each rank left: (\S+)/rank\*", output)
+    # the kept folder read again: a failure, though no rank is blamed (it was a warning, exit status 0)
+    explained = subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "explain", kept[1] if kept else str(tmp_path / "none")],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
     if kept:  # the folder the failed job's report names, kept for the user: not for a test
         shutil.rmtree(kept[1], ignore_errors=True)
     assert done.returncode != 0, output[-3000:]
     assert "has different sizes on different ranks" in output, output[-3000:]
     assert "all_gather #" in output and "[4] Float (train.py:11 in <module>)" in output, output[-3000:]
     assert "[3] Float (train.py:11 in <module>)" in output, output[-3000:]
+    assert explained.returncode == 1 and "has different sizes on different ranks" in explained.stdout, (
+        explained.stdout + explained.stderr
+    )
