@@ -152,6 +152,16 @@ def _say_where_stopped(stopped: KeyboardInterrupt) -> str:
     where = frames[-1]
     code = f": {where.line.strip()}" if where.line else ""
     place = f"{where.filename}:{where.lineno} in {where.name}{code}"
+    if any(
+        _real(f.filename).endswith("torch/utils/data/dataloader.py")
+        for f in traceback.extract_tb(stopped.__traceback__)
+    ):
+        from torchdoctor.launch.stopped_places import loader_worker_line
+
+        worker = loader_worker_line(os.environ.get(STARTED_VARIABLE), os.environ.get("RANK", "0"))
+        # the rank waited for its DataLoader worker: the worker's line is the one that did not return
+        if worker:
+            place += f" (waiting for its DataLoader worker, at {worker})"
     sys.stderr.write(f"torchdoctor: rank {os.environ.get('RANK', '0')} was interrupted at {place}\n")
     sys.stderr.flush()
     return place
