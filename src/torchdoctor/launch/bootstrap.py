@@ -158,7 +158,8 @@ def _say_where_stopped(stopped: KeyboardInterrupt) -> str:
     ):
         from torchdoctor.launch.stopped_places import loader_worker_line
 
-        worker = loader_worker_line(os.environ.get(STARTED_VARIABLE), os.environ.get("RANK", "0"))
+        own = {(f.filename, f.lineno) for f in frames}
+        worker = loader_worker_line(os.environ.get(STARTED_VARIABLE), os.environ.get("RANK", "0"), own)
         # the rank waited for its DataLoader worker: the worker's line is the one that did not return
         if worker:
             place += f" (waiting for its DataLoader worker, at {worker})"
