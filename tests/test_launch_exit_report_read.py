@@ -1,6 +1,7 @@
 """A rank that ends itself (``os._exit``, a SIGKILL to itself) under ``launch --watchdog --log-dir``: the report
 the launcher writes there names it, and ``torchdoctor explain LOG_DIR`` reads that report back. torchrun writes
-no rank's log into --log-dir without ``--tee``, so the report is all there is; it said "rank 1 ended itself with
+no rank's log into --log-dir without ``--tee``, so the report (and, since session 43, the watchdog's folder kept
+beside it) is all there is; it said "rank 1 ended itself with
 os._exit(3) at ...", which explain did not know: "no known failure recognised" (session 43, pytorch/examples'
 DDP tutorial with rank 1 leaving mid-epoch). It is now worded as every rank that died without a Python error
 is, and read as one."""
@@ -43,4 +44,13 @@ def test_explain_reads_the_report_of_a_rank_that_ended_itself(tmp_path):
         shutil.rmtree(kept[1], ignore_errors=True)
     said = explained.stdout
     assert explained.returncode == 1, said + explained.stderr
-    assert "(log.rank_died)" in said and "os._exit(3)" in said and "train.py:7" in said, said
+    # the folder kept in the log dir (session 43) leads with the same verdict; the report alone reads as rank_died
+    assert "os._exit(3)" in said and "train.py:7" in said, said
+    assert "(log.hang_verdict)" in said or "(log.rank_died)" in said, said
+    # the report alone (the folder gone): read back as a rank that died, with its line
+    from torchdoctor.explain.diagnose import explain
+
+    for folder in logs.glob("torchdoctor-watchdog-*"):
+        shutil.rmtree(folder)
+    (lead, *_) = explain([str(logs)])
+    assert lead.id == "log.rank_died" and "os._exit(3)" in lead.summary, (lead.id, lead.summary)
