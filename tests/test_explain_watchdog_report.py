@@ -71,3 +71,25 @@ def test_a_report_whose_ranks_entered_different_operations_says_which(tmp_path):
     assert "entered collective #2 with different operations: rank 0: scatter #2" in lead.summary, lead.summary
     assert "rank 1: broadcast #2 [32] Float (tp_plans.py:96 in <module>)" in lead.summary
     assert "names no single rank" not in lead.summary and "parallelize_plan" in lead.fix
+
+
+def test_the_verdict_on_a_rank_gloo_aborted_where_faulthandler_placed_it_is_read_with_its_condition():
+    # since session 42 the verdict places the aborted rank where faulthandler found it ("at train.py:10 in evaluate
+    # (gloo aborted it: ...)") and no longer says "in its last collective call, all_reduce #N at ...": explain of
+    # the console lost the condition and the fix, and blamed rank 1's backward line (session 43, USER13)
+    from pathlib import Path
+
+    from torchdoctor.explain.diagnose import explain
+
+    console = (
+        Path(__file__).parent / "fixtures" / "watchdog_consoles" / "eval_all_reduce_faulthandler_place.txt"
+    )
+    (lead, *_) = explain([str(console)])
+    assert lead.id == "log.rank_divergence", (lead.id, lead.summary)
+    assert (
+        "rank 0 died in its collective call at train.py:10, a call made under a condition on the rank, line 18: "
+        "`if step % 3 == 0 and rank == 0:`" in lead.summary
+    ), lead.summary
+    assert lead.fix.startswith("The ranks that skip that branch never make the collective inside it"), (
+        lead.fix
+    )

@@ -72,6 +72,16 @@ CONTEXT = (
             r"(?P<died_condition>line \d+: `[^`\n]{1,200}`)"
         ),
     ),
+    # the same verdict where faulthandler placed the rank (since session 42: rank<N>.fatal, the place the signal
+    # found it, with gloo's reason in brackets); the call's name is not said, its place is
+    (
+        " (gloo aborted it: ",
+        R(
+            r"torchdoctor: failed: (?P<died_rank>rank \d+) died without a Python error \([^\n]{0,200}?\) at "
+            r"(?P<died_call>\S+:\d+)(?: in \S+)? \(gloo aborted it: [^\n]*?sits under a condition on the rank, "
+            r"(?P<died_condition>line \d+: `[^`\n]{1,200}`)"
+        ),
+    ),
     # hang/joined_verdict.py: DDP's ranks split between backward's all-reduce and the next forward's collectives
     (
         "Under DDP ",
