@@ -93,3 +93,39 @@ def test_the_verdict_on_a_rank_gloo_aborted_where_faulthandler_placed_it_is_read
     assert lead.fix.startswith("The ranks that skip that branch never make the collective inside it"), (
         lead.fix
     )
+
+
+def test_launchs_verdict_on_a_rank_that_ended_itself_leads_over_the_lost_peer_and_torchruns_summary():
+    # the console of a rank that called os._exit: rank 0's "Connection closed by peer" and torchrun's "exited with
+    # 3" are what it led to; launch's verdict in the same console names the rank and its line, and leads (it was
+    # dropped as a verdict of last resort, and torchrun's summary led with "the cause is not in this log")
+    from pathlib import Path
+
+    from torchdoctor.explain.diagnose import explain
+
+    console = Path(__file__).parent / "fixtures" / "watchdog_consoles" / "rank_ended_itself.txt"
+    found = explain([str(console)])
+    assert found[0].id == "log.rank_died", [(f.id, f.summary) for f in found]
+    assert (
+        "rank 1 died without a Python error (it ended itself with os._exit(3)) at train.py:6"
+        in found[0].summary
+    )
+    assert "Look at train.py:6 first." in found[0].fix, found[0].fix
+    assert {f.id for f in found[1:]} == {"log.peer_closed", "log.child_failed"}, [f.id for f in found]
+    assert all(f.status == "warn" for f in found[1:]), [(f.id, f.status) for f in found]
+
+
+def test_a_traceback_beside_launchs_verdict_of_last_resort_still_leads():
+    # near miss: where the log holds a cause of its own (a rank's traceback), the report yields to it
+    import io
+
+    from torchdoctor.explain.diagnose import explain
+
+    text = (
+        'Traceback (most recent call last):\n  File "train.py", line 6, in <module>\n    main()\n'
+        "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+        "torchdoctor: failed: rank 1 died without a Python error (killed by SIGKILL: the kernel's out-of-memory "
+        "killer (see `dmesg`), or a `kill -9`), last seen at train.py:6 in main.\n"
+    )
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(text.encode()))
+    assert lead.id == "log.cuda_oom", (lead.id, lead.summary)

@@ -151,8 +151,9 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
             if call:
                 text += f"; its last collective call was {call}"
         ended = _ended_itself(files)
-        if ended:  # it ended itself: that line, exactly
+        if ended:  # it ended itself: that line, exactly, and no collective call of its own was cut off
             how, frames = ended
+            in_call = False
             where = _user_frame(frames) or where
             # worded as every rank that died without a Python error is, which `explain` reads back from the
             # report alone (a --log-dir without the ranks' logs: "ended itself with" was "no known failure")

@@ -300,8 +300,11 @@ def _died(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         first(hits, "died_culprit_line"),
         first(hits, "died_folder"),
     )
+    # the verdict's advice on a call under a condition on the rank goes to the fix, not the summary
+    verdict, _, advice = verdict.partition(" The ranks that skip that branch ")
     summary = f"{verdict.rstrip('.')} (torchdoctor launch's verdict on the failed job)"
-    fix = (
+    fix = f"The ranks that skip that branch {advice.strip()}\n" if advice else ""
+    fix += (
         "The rank named died without a Python error, so no traceback in the log is its cause: a signal ended it "
         "(SIGKILL: the kernel's out-of-memory killer, see `dmesg`; SIGABRT: a C++ abort, gloo's on a collective the "
         "ranks called with other sizes or another operation) or it called os._exit; the other ranks' lost peer is "
