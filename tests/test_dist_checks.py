@@ -178,3 +178,17 @@ def test_a_missing_interface_and_a_word_for_a_number_are_both_said():
     )
     assert both.status == "fail" and "NCCL_P2P_DISABLE='yes'" in both.summary
     assert "export NCCL_P2P_DISABLE=1" in both.fix and "NCCL_SOCKET_IFNAME=" in both.fix
+
+
+def test_a_socket_interface_here_without_an_address_fails_saying_so_not_missing():
+    # gloo: "Unable to find address for: vx0" when vx0 exists but has no IP address (a veth never configured)
+    bad = check_nccl_settings(
+        {"GLOO_SOCKET_IFNAME": "vx0"}, present=["lo", "eth0", "vx0"], addressed=["lo", "eth0"]
+    )
+    assert bad.status == "fail" and "GLOO_SOCKET_IFNAME=vx0: here, but with no IP address" in bad.summary
+    assert "no such interface" not in bad.summary and "Unable to find address for: vx0" in bad.summary
+    assert "ip addr add <address>/<prefix> dev vx0" in bad.fix and "export GLOO_SOCKET_IFNAME=" in bad.fix
+    nccl = check_nccl_settings(
+        {"NCCL_SOCKET_IFNAME": "vx"}, present=["lo", "vx0", "vx1"], addressed=["lo", "vx1"]
+    )
+    assert nccl.status == "ok"  # NCCL takes a prefix: vx1 has an address

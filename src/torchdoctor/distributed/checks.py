@@ -327,7 +327,9 @@ def _gpus_torch_sees() -> int:
 
 
 def check_nccl_settings(
-    environ: Mapping[str, str] | None = None, present: list[str] | None = None
+    environ: Mapping[str, str] | None = None,
+    present: list[str] | None = None,
+    addressed: list[str] | None = None,
 ) -> Finding | None:
     """NCCL's settings NCCL cannot use: ``NCCL_SOCKET_IFNAME``/``GLOO_SOCKET_IFNAME`` naming no interface of this
     host (start-up fails), a word where NCCL reads a number (``NCCL_P2P_DISABLE=yes`` is read as 0)."""
@@ -342,9 +344,17 @@ def check_nccl_settings(
     numbers = {name: environ[name] for name in nccl_variables.NUMBER_VARIABLES if name in environ}
     if not numbers and not wanted:
         return None  # nothing set: nothing to say
-    present = nccl_variables.interfaces() if present is None else present
+    here = present is None
+    present = nccl_variables.interfaces() if here else present
     missing = nccl_variables.missing_interfaces(environ, present)
-    details = {**numbers, **wanted, "interfaces": present}
+    if addressed is None:  # another host's interfaces given without their addresses: take them as addressed
+        addressed = nccl_variables.addressed_interfaces() if here else list(present)
+    no_address = {
+        name: value
+        for name, value in nccl_variables.missing_interfaces(environ, addressed).items()
+        if name not in missing
+    }
+    details = {**numbers, **wanted, "interfaces": present, "with_address": addressed}
     words_said = ", ".join(f"{name}={value!r}" for name, value in words.items())
     words_fix = [f"export {name}=1   # or 0; NCCL takes numbers only" for name in words]
     if missing:
@@ -357,6 +367,29 @@ def check_nccl_settings(
             details,
             "\n".join(
                 [f"export {name}={_likely_interface(present)}   # or: unset {name}" for name in missing]
+                + words_fix
+            ),
+        )
+    if no_address:
+        said = "; ".join(
+            f"{name}={value}: here, but with no IP address" for name, value in no_address.items()
+        )
+        usable = ", ".join(addressed) or "none"
+        return verdict(
+            "fail",
+            f"{said} (interfaces with one: {usable}); gloo stops at init ('Unable to find address for: "
+            f"{next(iter(no_address.values())).split(',')[0]}'), NCCL finds no socket interface",
+            details,
+            "\n".join(
+                [
+                    f"ip addr add <address>/<prefix> dev {value.split(',')[0]} && ip link set {value.split(',')[0]} up"
+                    "   # give it its address back"
+                    for value in dict.fromkeys(no_address.values())
+                ]
+                + [
+                    f"export {name}={_likely_interface(addressed)}   # or: name the interface that has it"
+                    for name in no_address
+                ]
                 + words_fix
             ),
         )

@@ -385,6 +385,18 @@ def _other_errors(states, hosts) -> list[Finding]:
         if hint and hint.kind == "interface":
             interfaces = states[ranks[0]].interfaces
             fix = hint.fix + (f"\n{names[0]} has: {', '.join(interfaces)}" if interfaces else "")
+            named = hint.facts["interface"]
+            if (
+                named in interfaces
+            ):  # gloo's "Unable to find address": the interface is here, its address is not
+                hint.summary = (
+                    f"network interface {named!r} is here but has no IP address, so gloo cannot listen on it "
+                    "(GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME)"
+                )
+                fix = (
+                    f"ip addr add <address>/<prefix> dev {named} && ip link set {named} up   # give it its address\n"
+                    + fix
+                )
         findings.append(
             Finding(
                 "net.collective",
