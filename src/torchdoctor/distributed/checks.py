@@ -330,6 +330,7 @@ def check_nccl_settings(
     environ: Mapping[str, str] | None = None,
     present: list[str] | None = None,
     addressed: list[str] | None = None,
+    nccl_here: bool | None = None,
 ) -> Finding | None:
     """NCCL's settings NCCL cannot use: ``NCCL_SOCKET_IFNAME``/``GLOO_SOCKET_IFNAME`` naming no interface of this
     host (start-up fails), a word where NCCL reads a number (``NCCL_P2P_DISABLE=yes`` is read as 0)."""
@@ -357,6 +358,20 @@ def check_nccl_settings(
     details = {**numbers, **wanted, "interfaces": present, "with_address": addressed}
     words_said = ", ".join(f"{name}={value!r}" for name, value in words.items())
     words_fix = [f"export {name}=1   # or 0; NCCL takes numbers only" for name in words]
+    if (
+        set(missing) == {"NCCL_SOCKET_IFNAME"}
+        and not no_address
+        and not (_torch_has_nccl() if nccl_here is None else nccl_here)
+    ):  # this torch runs gloo, which reads GLOO_SOCKET_IFNAME only: nothing stops here
+        value = missing["NCCL_SOCKET_IFNAME"]
+        return verdict(
+            "warn",
+            f"NCCL_SOCKET_IFNAME={value}: no such interface here (this host has {', '.join(present)}); this torch "
+            "has no NCCL, so runs here (gloo) do not read it, but a GPU run with it set stops at start-up "
+            "('no socket interface found')",
+            details,
+            f"export NCCL_SOCKET_IFNAME={_likely_interface(present)}   # or: unset NCCL_SOCKET_IFNAME",
+        )
     if missing:
         said = "; ".join(f"{name}={value}: no such interface here" for name, value in missing.items())
         also = f"; and {words_said}: a word where NCCL reads a number" if words else ""
@@ -403,6 +418,17 @@ def check_nccl_settings(
     said = [f"{name}={value} (found here)" for name, value in wanted.items()]
     said += [f"{name}={value}" for name, value in numbers.items()]
     return verdict("ok", ", ".join(said) + ": values NCCL can use", details)
+
+
+def _torch_has_nccl() -> bool:
+    """Whether this torch can run NCCL (a CUDA build with it); a torch that cannot be imported counts as one."""
+    from torchdoctor.torch_import import import_torch
+
+    if import_torch() is not None:
+        return True
+    import torch.distributed
+
+    return torch.distributed.is_available() and torch.distributed.is_nccl_available()
 
 
 def _likely_interface(present: list[str]) -> str:
