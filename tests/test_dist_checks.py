@@ -4,6 +4,7 @@ import pytest
 
 from torchdoctor.distributed.checks import (
     check_debug_mode,
+    check_environment,
     check_nccl_debug,
     check_nccl_error_handling,
     check_nccl_settings,
@@ -205,3 +206,25 @@ def test_an_nccl_interface_this_host_lacks_only_warns_where_torch_has_no_nccl():
     assert (
         check_nccl_settings(both, present=["lo", "ens5"], nccl_here=False).status == "fail"
     )  # gloo reads its own
+
+
+def test_a_rank_set_up_left_in_the_shell_warns_outside_a_launcher_only():
+    # WORLD_SIZE=2 exported for an earlier run: plain `python train.py` then stops in init_process_group
+    left = check_environment({"WORLD_SIZE": "2"})
+    assert (
+        left.status == "warn"
+        and "WORLD_SIZE=2 set in this shell without RANK, MASTER_ADDR, MASTER_PORT" in left.summary
+    )
+    assert left.fix.startswith("unset WORLD_SIZE ")
+    assert check_environment({"LOCAL_RANK": "0", "WORLD_SIZE": "2"}).fix.startswith(
+        "unset WORLD_SIZE LOCAL_RANK "
+    )
+    full = {"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "node0", "MASTER_PORT": "29500"}
+    for fine in (
+        {},
+        full,
+        {"MASTER_ADDR": "node0", "MASTER_PORT": "29500"},
+        {"WORLD_SIZE": "2", "TORCHELASTIC_RUN_ID": "x"},
+        {"WORLD_SIZE": "2", "SLURM_PROCID": "0"},
+    ):
+        assert check_environment(fine).status == "ok", fine

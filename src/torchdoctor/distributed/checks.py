@@ -49,6 +49,18 @@ def check_environment(environ: Mapping[str, str] | None = None) -> Finding:
     if wrong:
         return _environment_finding(verdict, wrong, {p.variable.name: p.value for p in wrong})
     seen = {name: environ[name] for name in checked if environment.given(name, environ) is not None}
+    left = _left_from_a_run(environ)
+    if left:
+        lacking = [name for name in _RANK_SET_UP if name not in left]
+        said = ", ".join(f"{name}={value}" for name, value in left.items())
+        return verdict(
+            "warn",
+            f"{said} set in this shell without {', '.join(lacking)} and outside any launcher: left from an "
+            f"earlier run? A script started here with plain `python` reads {'it' if len(left) == 1 else 'them'} "
+            "(init_process_group's env:// then stops: 'environment variable ... expected, but not set')",
+            seen,
+            f"unset {' '.join(left)}   # torchrun, srun and mpirun set their own",
+        )
     return verdict(
         "ok",
         f"{len(seen)} of the {len(checked)} variables a run reads are set, each to a value it accepts"
@@ -56,6 +68,23 @@ def check_environment(environ: Mapping[str, str] | None = None) -> Finding:
         else "none of the variables a run reads (MASTER_PORT, RANK, PET_*, ...) is set",
         seen,
     )
+
+
+# What a launcher sets for each process; set by hand, all of them or none.
+_RANK_SET_UP = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+# A variable each launcher sets in its processes: where one is set, the rank set-up is the launcher's.
+_LAUNCHED = ("TORCHELASTIC_RUN_ID", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK")
+
+
+def _left_from_a_run(environ: Mapping[str, str]) -> dict[str, str]:
+    """The rank set-up variables set where some are missing and no launcher is around (``WORLD_SIZE=2``
+    left in the shell from an earlier run); empty when none or all are set, or under a launcher."""
+    given = {name: environ[name] for name in (*_RANK_SET_UP, "LOCAL_RANK") if environ.get(name, "").strip()}
+    if not given or all(name in given for name in _RANK_SET_UP) or any(name in environ for name in _LAUNCHED):
+        return {}
+    if set(given) <= {"MASTER_ADDR", "MASTER_PORT"}:  # where to meet, set once for every later run: fine
+        return {}
+    return given
 
 
 def _environment_finding(verdict, wrong: list, details: dict) -> Finding:
