@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from namespace_hosts import finish, start, two_hosts
 
 
 def _ip(*args: str) -> subprocess.CompletedProcess:
@@ -47,3 +48,27 @@ def test_an_ifname_naming_an_interface_without_an_address_says_so_in_check_and_n
     assert f"GLOO_SOCKET_IFNAME={interface}: here, but with no IP address" in run.stdout, run.stdout
     assert f"network interface {interface!r} is here but has no IP address" in run.stdout, run.stdout
     assert "no network interface" not in run.stdout and "Traceback" not in run.stderr
+
+
+def test_a_rendezvous_endpoint_on_the_hosts_other_interface_is_named_on_both_hosts():
+    # --rdzv-endpoint given as the rendezvous host's second interface: torch does not take that address for its
+    # own host (no store is started: a waits), and b has no route to it (not a firewall)
+    with two_hosts("tdoif") as (a, b):
+        for step in (
+            ("link", "add", f"{a.interface}x", "type", "veth", "peer", "name", f"{a.interface}y"),
+            ("addr", "add", "10.77.0.1/24", "dev", f"{a.interface}x"),
+            ("link", "set", f"{a.interface}x", "up"),
+            ("link", "set", f"{a.interface}y", "up"),
+        ):
+            done = _ip("-n", a.namespace, *step)
+            assert done.returncode == 0, done.stderr
+        args = ["-m", "torchdoctor", "net", "--nnodes", "2", "--nproc-per-node", "1", "--no-color"]
+        args += ["--rdzv-endpoint", "10.77.0.1:29400", "--timeout", "10"]
+        (code_a, out_a, err_a), (code_b, out_b, err_b) = finish([start(a, *args), start(b, *args)])
+    assert code_a == 1 and code_b == 1, out_a + err_a + out_b + err_b
+    assert f"{a.name} waited for the rendezvous store at 10.77.0.1:29400, an address of its own" in out_a, (
+        out_a
+    )
+    assert f"--rdzv-endpoint {a.name}:29400" in out_a and "firewall" not in out_a
+    assert "(Network is unreachable)" in out_b and "This host has no route to 10.77.0.1" in out_b, out_b
+    assert "Open TCP port" not in out_b
