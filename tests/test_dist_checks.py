@@ -195,6 +195,12 @@ def test_a_socket_interface_here_without_an_address_fails_saying_so_not_missing(
         {"NCCL_SOCKET_IFNAME": "vx"}, present=["lo", "vx0", "vx1"], addressed=["lo", "vx1"]
     )
     assert nccl.status == "ok"  # NCCL takes a prefix: vx1 has an address
+    alone = check_nccl_settings(
+        {"NCCL_SOCKET_IFNAME": "vx0"}, present=["lo", "vx0"], addressed=["lo"], nccl_here=True
+    )
+    assert (
+        alone.status == "fail" and "NCCL stops at start-up" in alone.summary and "gloo" not in alone.summary
+    )
 
 
 def test_an_nccl_interface_this_host_lacks_only_warns_where_torch_has_no_nccl():

@@ -388,18 +388,19 @@ def check_nccl_settings(
     words_said = ", ".join(f"{name}={value!r}" for name, value in words.items())
     words_fix = [f"export {name}=1   # or 0; NCCL takes numbers only" for name in words]
     if (
-        set(missing) == {"NCCL_SOCKET_IFNAME"}
-        and not no_address
+        (missing or no_address)
+        and set(missing) | set(no_address) == {"NCCL_SOCKET_IFNAME"}
         and not (_torch_has_nccl() if nccl_here is None else nccl_here)
     ):  # this torch runs gloo, which reads GLOO_SOCKET_IFNAME only: nothing stops here
-        value = missing["NCCL_SOCKET_IFNAME"]
+        value = environ["NCCL_SOCKET_IFNAME"]
+        why = "no such interface here" if missing else "here, but with no IP address"
         return verdict(
             "warn",
-            f"NCCL_SOCKET_IFNAME={value}: no such interface here (this host has {', '.join(present)}); this torch "
-            "has no NCCL, so runs here (gloo) do not read it, but a GPU run with it set stops at start-up "
-            "('no socket interface found')",
+            f"NCCL_SOCKET_IFNAME={value}: {why} (this host has {', '.join(present)}); this torch has no NCCL, so "
+            "runs here (gloo) do not read it, but a GPU run with it set stops at start-up ('no socket interface "
+            "found')",
             details,
-            f"export NCCL_SOCKET_IFNAME={_likely_interface(present)}   # or: unset NCCL_SOCKET_IFNAME",
+            f"export NCCL_SOCKET_IFNAME={_likely_interface(addressed)}   # or: unset NCCL_SOCKET_IFNAME",
         )
     if missing:
         said = "; ".join(f"{name}={value}: no such interface here" for name, value in missing.items())
@@ -421,8 +422,12 @@ def check_nccl_settings(
         usable = ", ".join(addressed) or "none"
         return verdict(
             "fail",
-            f"{said} (interfaces with one: {usable}); gloo stops at init ('Unable to find address for: "
-            f"{next(iter(no_address.values())).split(',')[0]}'), NCCL finds no socket interface",
+            f"{said} (interfaces with one: {usable}); "
+            + (
+                f"gloo stops at init ('Unable to find address for: {no_address['GLOO_SOCKET_IFNAME'].split(',')[0]}')"
+                if "GLOO_SOCKET_IFNAME" in no_address
+                else "NCCL stops at start-up ('no socket interface found')"
+            ),
             details,
             "\n".join(
                 [
