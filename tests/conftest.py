@@ -194,6 +194,10 @@ def taken_port():
 # the modules in PROCESS_MODULES, and the tests named in PROCESS_TESTS. In the fast lane a test that starts a
 # process anyway fails, saying to name it here, so the lane stays what it says.
 PROCESS_MODULES = {
+    "test_launch_ctrl_c_loader_worker",
+    "test_launch_exit_report_read",
+    "test_launch_call_log_kept",
+    "test_broken_setups",  # torchdoctor check in a network namespace of its own (ip netns), gloo ranks
     "test_store_without_clone",
     "test_explain_throughput_benchmark",  # grep, as the benchmark starts it
     "test_watchdog_gil_held",  # a child process that dumps its stack through faulthandler

@@ -152,6 +152,18 @@ def test_pick_keeps_the_run_order_and_names_the_known_ids():
         pick(checks, ["net.smoke"], skip=["net"])
 
 
+def test_only_takes_a_comma_list_and_areas_as_skip_does():
+    # a user types `--only dist.nccl_settings,net.smoke` or `--only dist`, as --skip takes `--skip net,env`
+    checks = discover(["torchdoctor.system", "torchdoctor.distributed.checks"])
+    picked = [check_id(c) for c in pick(checks, ["dist.timeout,sys.shm"])]
+    assert picked == ["sys.shm", "dist.timeout"]
+    every_dist = [check_id(c) for c in checks if check_id(c).startswith("dist.")]
+    assert [check_id(c) for c in pick(checks, ["dist"])] == every_dist
+    assert [check_id(c) for c in pick(checks, ["sys.shm", "dist"])] == ["sys.shm", *every_dist]
+    with pytest.raises(BadInput, match=r"^--only dsit: no such check"):
+        pick(checks, ["sys.shm,dsit"])
+
+
 @pytest.mark.timeout(360)  # a real `check --json`, importing torch: a minute on a loaded 2-core machine
 def test_check_json_carries_only_listed_ids_and_only_runs_one(cli, monkeypatch, capsys):
     from torchdoctor.cli import main

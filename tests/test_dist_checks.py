@@ -4,6 +4,7 @@ import pytest
 
 from torchdoctor.distributed.checks import (
     check_debug_mode,
+    check_environment,
     check_nccl_debug,
     check_nccl_error_handling,
     check_nccl_settings,
@@ -132,7 +133,7 @@ def test_nccl_settings_say_nothing_when_none_is_set():
 
 
 def test_a_socket_interface_this_host_lacks_fails_naming_the_ones_it_has():
-    bad = check_nccl_settings({"NCCL_SOCKET_IFNAME": "eth9"}, present=["lo", "ens5"])
+    bad = check_nccl_settings({"NCCL_SOCKET_IFNAME": "eth9"}, present=["lo", "ens5"], nccl_here=True)
     assert bad.id == "dist.nccl_settings" and bad.status == "fail"
     assert "NCCL_SOCKET_IFNAME=eth9: no such interface here" in bad.summary and "lo, ens5" in bad.summary
     assert "export NCCL_SOCKET_IFNAME=ens5" in bad.fix
@@ -147,7 +148,9 @@ def test_socket_interfaces_match_as_nccl_matches_them():
     for value in ("eth", "eth0", "=eth0", "ib0,eth", "^docker,lo", "^eth9"):
         finding = check_nccl_settings({"NCCL_SOCKET_IFNAME": value}, present=present)
         assert finding.status == "ok", value
-    assert check_nccl_settings({"NCCL_SOCKET_IFNAME": "=eth"}, present=present).status == "fail"
+    assert (
+        check_nccl_settings({"NCCL_SOCKET_IFNAME": "=eth"}, present=present, nccl_here=True).status == "fail"
+    )
 
 
 def test_a_word_where_nccl_reads_a_number_warns_with_the_number():
@@ -174,7 +177,60 @@ def test_the_interface_suggested_is_the_default_routes(tmp_path):
 
 def test_a_missing_interface_and_a_word_for_a_number_are_both_said():
     both = check_nccl_settings(
-        {"NCCL_SOCKET_IFNAME": "eth9", "NCCL_P2P_DISABLE": "yes"}, present=["lo", "eth0"]
+        {"NCCL_SOCKET_IFNAME": "eth9", "NCCL_P2P_DISABLE": "yes"}, present=["lo", "eth0"], nccl_here=True
     )
     assert both.status == "fail" and "NCCL_P2P_DISABLE='yes'" in both.summary
     assert "export NCCL_P2P_DISABLE=1" in both.fix and "NCCL_SOCKET_IFNAME=" in both.fix
+
+
+def test_a_socket_interface_here_without_an_address_fails_saying_so_not_missing():
+    # gloo: "Unable to find address for: vx0" when vx0 exists but has no IP address (a veth never configured)
+    bad = check_nccl_settings(
+        {"GLOO_SOCKET_IFNAME": "vx0"}, present=["lo", "eth0", "vx0"], addressed=["lo", "eth0"]
+    )
+    assert bad.status == "fail" and "GLOO_SOCKET_IFNAME=vx0: here, but with no IP address" in bad.summary
+    assert "no such interface" not in bad.summary and "Unable to find address for: vx0" in bad.summary
+    assert "ip addr add <address>/<prefix> dev vx0" in bad.fix and "export GLOO_SOCKET_IFNAME=" in bad.fix
+    nccl = check_nccl_settings(
+        {"NCCL_SOCKET_IFNAME": "vx"}, present=["lo", "vx0", "vx1"], addressed=["lo", "vx1"]
+    )
+    assert nccl.status == "ok"  # NCCL takes a prefix: vx1 has an address
+    alone = check_nccl_settings(
+        {"NCCL_SOCKET_IFNAME": "vx0"}, present=["lo", "vx0"], addressed=["lo"], nccl_here=True
+    )
+    assert (
+        alone.status == "fail" and "NCCL stops at start-up" in alone.summary and "gloo" not in alone.summary
+    )
+
+
+def test_an_nccl_interface_this_host_lacks_only_warns_where_torch_has_no_nccl():
+    # a CPU torch runs gloo, which never reads NCCL_SOCKET_IFNAME: `net` passes, so "the run stops" was wrong
+    cpu = check_nccl_settings({"NCCL_SOCKET_IFNAME": "eth9"}, present=["lo", "ens5"], nccl_here=False)
+    assert cpu.status == "warn" and "this torch has no NCCL" in cpu.summary and "a GPU run" in cpu.summary
+    assert "export NCCL_SOCKET_IFNAME=ens5" in cpu.fix
+    both = {"NCCL_SOCKET_IFNAME": "eth9", "GLOO_SOCKET_IFNAME": "eth9"}
+    assert (
+        check_nccl_settings(both, present=["lo", "ens5"], nccl_here=False).status == "fail"
+    )  # gloo reads its own
+
+
+def test_a_rank_set_up_left_in_the_shell_warns_outside_a_launcher_only():
+    # WORLD_SIZE=2 exported for an earlier run: plain `python train.py` then stops in init_process_group
+    left = check_environment({"WORLD_SIZE": "2"})
+    assert (
+        left.status == "warn"
+        and "WORLD_SIZE=2 set in this shell without RANK, MASTER_ADDR, MASTER_PORT" in left.summary
+    )
+    assert left.fix.startswith("unset WORLD_SIZE ")
+    assert check_environment({"LOCAL_RANK": "0", "WORLD_SIZE": "2"}).fix.startswith(
+        "unset WORLD_SIZE LOCAL_RANK "
+    )
+    full = {"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "node0", "MASTER_PORT": "29500"}
+    for fine in (
+        {},
+        full,
+        {"MASTER_ADDR": "node0", "MASTER_PORT": "29500"},
+        {"WORLD_SIZE": "2", "TORCHELASTIC_RUN_ID": "x"},
+        {"WORLD_SIZE": "2", "SLURM_PROCID": "0"},
+    ):
+        assert check_environment(fine).status == "ok", fine

@@ -71,3 +71,61 @@ def test_a_report_whose_ranks_entered_different_operations_says_which(tmp_path):
     assert "entered collective #2 with different operations: rank 0: scatter #2" in lead.summary, lead.summary
     assert "rank 1: broadcast #2 [32] Float (tp_plans.py:96 in <module>)" in lead.summary
     assert "names no single rank" not in lead.summary and "parallelize_plan" in lead.fix
+
+
+def test_the_verdict_on_a_rank_gloo_aborted_where_faulthandler_placed_it_is_read_with_its_condition():
+    # since session 42 the verdict places the aborted rank where faulthandler found it ("at train.py:10 in evaluate
+    # (gloo aborted it: ...)") and no longer says "in its last collective call, all_reduce #N at ...": explain of
+    # the console lost the condition and the fix, and blamed rank 1's backward line (session 43, USER13)
+    from pathlib import Path
+
+    from torchdoctor.explain.diagnose import explain
+
+    console = (
+        Path(__file__).parent / "fixtures" / "watchdog_consoles" / "eval_all_reduce_faulthandler_place.txt"
+    )
+    (lead, *_) = explain([str(console)])
+    assert lead.id == "log.rank_divergence", (lead.id, lead.summary)
+    assert (
+        "rank 0 died in its collective call at train.py:10, a call made under a condition on the rank, line 18: "
+        "`if step % 3 == 0 and rank == 0:`" in lead.summary
+    ), lead.summary
+    assert lead.fix.startswith("The ranks that skip that branch never make the collective inside it"), (
+        lead.fix
+    )
+
+
+def test_launchs_verdict_on_a_rank_that_ended_itself_leads_over_the_lost_peer_and_torchruns_summary():
+    # the console of a rank that called os._exit: rank 0's "Connection closed by peer" and torchrun's "exited with
+    # 3" are what it led to; launch's verdict in the same console names the rank and its line, and leads (it was
+    # dropped as a verdict of last resort, and torchrun's summary led with "the cause is not in this log")
+    from pathlib import Path
+
+    from torchdoctor.explain.diagnose import explain
+
+    console = Path(__file__).parent / "fixtures" / "watchdog_consoles" / "rank_ended_itself.txt"
+    found = explain([str(console)])
+    assert found[0].id == "log.rank_died", [(f.id, f.summary) for f in found]
+    assert (
+        "rank 1 died without a Python error (it ended itself with os._exit(3)) at train.py:6"
+        in found[0].summary
+    )
+    assert "Look at train.py:6 first." in found[0].fix, found[0].fix
+    assert {f.id for f in found[1:]} == {"log.peer_closed", "log.child_failed"}, [f.id for f in found]
+    assert all(f.status == "warn" for f in found[1:]), [(f.id, f.status) for f in found]
+
+
+def test_a_traceback_beside_launchs_verdict_of_last_resort_still_leads():
+    # near miss: where the log holds a cause of its own (a rank's traceback), the report yields to it
+    import io
+
+    from torchdoctor.explain.diagnose import explain
+
+    text = (
+        'Traceback (most recent call last):\n  File "train.py", line 6, in <module>\n    main()\n'
+        "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+        "torchdoctor: failed: rank 1 died without a Python error (killed by SIGKILL: the kernel's out-of-memory "
+        "killer (see `dmesg`), or a `kill -9`), last seen at train.py:6 in main.\n"
+    )
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(text.encode()))
+    assert lead.id == "log.cuda_oom", (lead.id, lead.summary)

@@ -220,3 +220,13 @@ def test_each_rank_gets_its_own_exit_code_from_torchruns_summary_not_the_next_en
 
     # rank 0 was stopped by torchrun (a victim): were it given no code, it would be blamed with rank 1
     assert exit_codes(TORCHRUN_TAIL) == {0: -15, 1: 3}
+
+
+def test_a_rank_that_skips_a_call_under_its_condition_is_blamed_not_read_as_another_order(cli, kept):
+    # rank 1 skips the metric all_reduce under `if rank != 1:`; the others' next call is the one rank 1 made in its
+    # place. That read as "the same collectives in another order", no rank blamed (found again in session 43): a
+    # swap has both calls under the condition's two branches, here only one is under it
+    script, planted, result, folder, found = run_fault(cli, "skip_same_frame")
+    kept.append(folder)
+    assert found["kind"] == "mismatch" and found["culprits"] == [planted["culprit"]], found
+    assert found["where"] == {"file": str(script), "line": planted["line"]}, found

@@ -50,11 +50,11 @@ def test_a_rank_0_only_evaluation_with_an_all_reduce_gloo_aborts_names_the_call_
         shutil.rmtree(kept[1], ignore_errors=True)
     assert returncode != 0 and "Received data size doesn't match expected size" in output, output[-3000:]
     said = output[output.index("torchdoctor: failed:") :]
+    # placed by faulthandler where the signal found it (session 42: rank<N>.fatal), no longer by its noted call
     assert (
-        "rank 0 died without a Python error (killed by signal 6, SIGABRT), in its last collective call, "
-        in said
+        "rank 0 died without a Python error (killed by signal 6, SIGABRT) at train.py:10 in evaluate" in said
     )
-    assert "all_reduce #" in said and "at train.py:10 in evaluate (gloo aborted it" in said, said
+    assert "gloo aborted it" in said, said
     assert "rank 1 was last seen in backward() (under DDP, the gradients' all-reduce) at train.py:" in said, (
         said
     )
@@ -67,10 +67,7 @@ def test_a_rank_0_only_evaluation_with_an_all_reduce_gloo_aborts_names_the_call_
         output
     )  # the console handed to explain: gloo's abort, with the verdict's call and condition
     assert found.id == "log.rank_divergence", found.summary
-    assert (
-        "rank 0 died in its all_reduce #" in found.summary
-        and " at train.py:10, a call made under a" in found.summary
-    )
+    assert "rank 0 died in its collective call at train.py:10, a call made under a" in found.summary
     assert "line 18: `if step % 3 == 0 and rank == 0:`" in found.summary, found.summary
     assert found.fix.startswith("The ranks that skip that branch never make the collective inside it"), (
         found.fix

@@ -195,3 +195,19 @@ def test_a_cuda_visible_devices_entry_cuda_cannot_read_warns_saying_which_gpus_s
     assert "cannot read 'gpu2'" in some.summary and "only 0,1 stay visible" in some.summary
     assert "only 0 stays visible" in check_visible_devices({"CUDA_VISIBLE_DEVICES": "0,abc"}).summary
     assert "unset CUDA_VISIBLE_DEVICES" in some.fix
+
+
+def test_a_gpu_named_twice_in_cuda_visible_devices_fails_as_no_gpu_at_all():
+    # torch/cuda/__init__.py _parse_visible_devices: "Repeated ordinal results in empty set", as CUDA does
+    from torchdoctor.system import check_visible_devices
+
+    twice = check_visible_devices({"CUDA_VISIBLE_DEVICES": "0,0"})
+    assert (
+        twice.status == "fail" and "names GPU 0 twice" in twice.summary and "no GPU at all" in twice.summary
+    )
+    assert twice.fix.startswith("export CUDA_VISIBLE_DEVICES=0 ")
+    assert check_visible_devices({"CUDA_VISIBLE_DEVICES": "1,00,2,0"}).fix.startswith(
+        "export CUDA_VISIBLE_DEVICES=1,00,2 "
+    )
+    # a repeat after an entry CUDA cannot read is never reached: that entry's warning stands
+    assert check_visible_devices({"CUDA_VISIBLE_DEVICES": "0,gpu1,0"}).status == "warn"

@@ -137,23 +137,36 @@ def looks_at(check: Callable) -> str:
     return re.split(r"(?<=\.)\s", paragraph)[0].replace("``", "`")
 
 
+def only_names(only: Iterable[str]) -> list[str]:
+    """What ``--only`` was given, one name each: ``--only sys.shm,net.smoke`` as ``--skip`` takes a comma list."""
+    return [name.strip() for value in only for name in value.split(",")]
+
+
 def pick(checks: Iterable[Callable], only: Iterable[str], skip: Iterable[str] = ()) -> list[Callable]:
-    """The ``checks`` whose id is in ``only``, in their order (all of them when ``only`` is empty). Raises
-    `BadInput`, naming the known ids, for an id no check has.
+    """The ``checks`` whose id is in ``only``, or whose area is (``net``: every net.* check), in their order
+    (all of them when ``only`` is empty); a comma list counts as several. Raises `BadInput`, naming the known
+    ids, for a name no check or area has.
 
     >>> from torchdoctor.system import check_kernel, check_shm
     >>> [check_id(c) for c in pick([check_kernel, check_shm], ["sys.shm"])]
     ['sys.shm']
+    >>> [check_id(c) for c in pick([check_kernel, check_shm], ["sys"])]
+    ['sys.kernel', 'sys.shm']
     """
-    checks, wanted = list(checks), list(dict.fromkeys(only))
+    checks, wanted = list(checks), list(dict.fromkeys(only_names(only)))
     known = [check_id(c) for c in checks]
+    areas = {name.split(".")[0] for name in known}
     for name in wanted:
-        if name in known:
+        if name in known or name in areas:
             continue
         if name.split(".")[0] in set(skip):
             raise BadInput(f"--only {name}: its area is left out by --skip {name.split('.')[0]}")
         raise BadInput(f"--only {name or repr('')}: no such check; choose from {', '.join(known)}")
-    return [c for c, name in zip(checks, known, strict=True) if name in wanted or not wanted]
+    return [
+        c
+        for c, name in zip(checks, known, strict=True)
+        if not wanted or name in wanted or name.split(".")[0] in wanted
+    ]
 
 
 def run_one(check: Callable[[], object]) -> list[Finding]:

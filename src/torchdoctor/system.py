@@ -698,7 +698,7 @@ def check_package_leftovers(folders=None) -> Finding | None:
 def check_visible_devices(environ=None) -> Finding | None:
     """``CUDA_VISIBLE_DEVICES`` with an entry CUDA cannot read (not a GPU index, ``GPU-<uuid>`` or
     ``MIG-<uuid>``): CUDA keeps the GPUs before it and drops it and every one after, so a bad first entry
-    hides every GPU."""
+    hides every GPU; a GPU named twice (``0,0``) hides them all."""
     verdict = verdict_of(check_visible_devices)
     environ = os.environ if environ is None else environ
     value = environ.get("CUDA_VISIBLE_DEVICES")
@@ -706,6 +706,17 @@ def check_visible_devices(environ=None) -> Finding | None:
         return None  # unset, or every GPU hidden on purpose (sys.accelerators says so on a CUDA build)
     entries = [entry.strip() for entry in value.split(",")]
     bad = next((i for i, entry in enumerate(entries) if not _device_entry(entry)), None)
+    named = entries if bad is None else entries[:bad]
+    repeated = next(
+        (entry for i, entry in enumerate(named) if _same_gpu(entry) in map(_same_gpu, named[:i])), None
+    )
+    if repeated is not None:
+        return verdict(
+            "fail",
+            f"CUDA_VISIBLE_DEVICES={value!r} names GPU {repeated} twice: CUDA (and torch) then see no GPU at all",
+            {"value": value, "repeated": repeated, "visible": []},
+            f"export CUDA_VISIBLE_DEVICES={','.join(_once(named))}   # each GPU once",
+        )
     if bad is None:
         return verdict("ok", f"CUDA_VISIBLE_DEVICES={value}: {len(entries)} GPU(s) named", {"value": value})
     kept = entries[:bad]
@@ -722,6 +733,19 @@ def check_visible_devices(environ=None) -> Finding | None:
         "export CUDA_VISIBLE_DEVICES=0,1   # GPU indexes or UUIDs from nvidia-smi -L, comma-separated; "
         "or: unset CUDA_VISIBLE_DEVICES",
     )
+
+
+def _once(entries: list[str]) -> list[str]:
+    """``entries`` with each GPU kept where it first appears."""
+    kept: dict[str, str] = {}
+    for entry in entries:
+        kept.setdefault(_same_gpu(entry), entry)
+    return list(kept.values())
+
+
+def _same_gpu(entry: str) -> str:
+    """An entry as CUDA compares it: ``00`` and ``0`` are one GPU."""
+    return str(int(entry)) if entry.isdigit() else entry
 
 
 def _device_entry(entry: str) -> bool:

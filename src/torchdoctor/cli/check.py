@@ -18,7 +18,10 @@ def check(
         help="Leave out an area (sys, env, dist, net, gpu); several: --skip net,env.",
     ),
     only: list[str] = typer.Option(
-        [], "--only", metavar="ID", help="Run only this check (repeatable); --list shows the ids."
+        [],
+        "--only",
+        metavar="ID",
+        help="Run only this check or area (repeatable, or comma-separated: --only dist,net.smoke); --list shows the ids.",
     ),
     listing: bool = typer.Option(False, "--list", help="List the checks, one id a line, and run none."),
     root: str = ROOT,
@@ -30,7 +33,7 @@ def check(
     ),
 ) -> None:
     """Run every check that applies to this machine and print one report."""
-    from torchdoctor.checks import AREAS, discover, pick, run_checks, select_areas
+    from torchdoctor.checks import AREAS, discover, only_names, pick, run_checks, select_areas
     from torchdoctor.errors import BadInput, require_folder
     from torchdoctor.net.options import require_stage_timeout
     from torchdoctor.status_line import status_line
@@ -46,7 +49,9 @@ def check(
         _list(checks, broken, as_json)
         raise typer.Exit(0)
     if only:  # an area that cannot be imported has no checks to pick from; its warning stays
-        broken = [f for f in broken if any(name.startswith(f.id.split(".")[0] + ".") for name in only)]
+        broken = [
+            f for f in broken if any(name.split(".")[0] == f.id.split(".")[0] for name in only_names(only))
+        ]
     with status_line("checking this machine") as say:
         findings = run_checks(checks, lambda name: say(f"checking {name}…"))
     exit_with_findings(broken + findings, as_json, verbose)

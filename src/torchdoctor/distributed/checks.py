@@ -49,6 +49,18 @@ def check_environment(environ: Mapping[str, str] | None = None) -> Finding:
     if wrong:
         return _environment_finding(verdict, wrong, {p.variable.name: p.value for p in wrong})
     seen = {name: environ[name] for name in checked if environment.given(name, environ) is not None}
+    left = _left_from_a_run(environ)
+    if left:
+        lacking = [name for name in _RANK_SET_UP if name not in left]
+        said = ", ".join(f"{name}={value}" for name, value in left.items())
+        return verdict(
+            "warn",
+            f"{said} set in this shell without {', '.join(lacking)} and outside any launcher: left from an "
+            f"earlier run? A script started here with plain `python` reads {'it' if len(left) == 1 else 'them'} "
+            "(init_process_group's env:// then stops: 'environment variable ... expected, but not set')",
+            seen,
+            f"unset {' '.join(left)}   # torchrun, srun and mpirun set their own",
+        )
     return verdict(
         "ok",
         f"{len(seen)} of the {len(checked)} variables a run reads are set, each to a value it accepts"
@@ -56,6 +68,23 @@ def check_environment(environ: Mapping[str, str] | None = None) -> Finding:
         else "none of the variables a run reads (MASTER_PORT, RANK, PET_*, ...) is set",
         seen,
     )
+
+
+# What a launcher sets for each process; set by hand, all of them or none.
+_RANK_SET_UP = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+# A variable each launcher sets in its processes: where one is set, the rank set-up is the launcher's.
+_LAUNCHED = ("TORCHELASTIC_RUN_ID", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK")
+
+
+def _left_from_a_run(environ: Mapping[str, str]) -> dict[str, str]:
+    """The rank set-up variables set where some are missing and no launcher is around (``WORLD_SIZE=2``
+    left in the shell from an earlier run); empty when none or all are set, or under a launcher."""
+    given = {name: environ[name] for name in (*_RANK_SET_UP, "LOCAL_RANK") if environ.get(name, "").strip()}
+    if not given or all(name in given for name in _RANK_SET_UP) or any(name in environ for name in _LAUNCHED):
+        return {}
+    if set(given) <= {"MASTER_ADDR", "MASTER_PORT"}:  # where to meet, set once for every later run: fine
+        return {}
+    return given
 
 
 def _environment_finding(verdict, wrong: list, details: dict) -> Finding:
@@ -327,7 +356,10 @@ def _gpus_torch_sees() -> int:
 
 
 def check_nccl_settings(
-    environ: Mapping[str, str] | None = None, present: list[str] | None = None
+    environ: Mapping[str, str] | None = None,
+    present: list[str] | None = None,
+    addressed: list[str] | None = None,
+    nccl_here: bool | None = None,
 ) -> Finding | None:
     """NCCL's settings NCCL cannot use: ``NCCL_SOCKET_IFNAME``/``GLOO_SOCKET_IFNAME`` naming no interface of this
     host (start-up fails), a word where NCCL reads a number (``NCCL_P2P_DISABLE=yes`` is read as 0)."""
@@ -342,11 +374,34 @@ def check_nccl_settings(
     numbers = {name: environ[name] for name in nccl_variables.NUMBER_VARIABLES if name in environ}
     if not numbers and not wanted:
         return None  # nothing set: nothing to say
-    present = nccl_variables.interfaces() if present is None else present
+    here = present is None
+    present = nccl_variables.interfaces() if here else present
     missing = nccl_variables.missing_interfaces(environ, present)
-    details = {**numbers, **wanted, "interfaces": present}
+    if addressed is None:  # another host's interfaces given without their addresses: take them as addressed
+        addressed = nccl_variables.addressed_interfaces() if here else list(present)
+    no_address = {
+        name: value
+        for name, value in nccl_variables.missing_interfaces(environ, addressed).items()
+        if name not in missing
+    }
+    details = {**numbers, **wanted, "interfaces": present, "with_address": addressed}
     words_said = ", ".join(f"{name}={value!r}" for name, value in words.items())
     words_fix = [f"export {name}=1   # or 0; NCCL takes numbers only" for name in words]
+    if (
+        (missing or no_address)
+        and set(missing) | set(no_address) == {"NCCL_SOCKET_IFNAME"}
+        and not (_torch_has_nccl() if nccl_here is None else nccl_here)
+    ):  # this torch runs gloo, which reads GLOO_SOCKET_IFNAME only: nothing stops here
+        value = environ["NCCL_SOCKET_IFNAME"]
+        why = "no such interface here" if missing else "here, but with no IP address"
+        return verdict(
+            "warn",
+            f"NCCL_SOCKET_IFNAME={value}: {why} (this host has {', '.join(present)}); this torch has no NCCL, so "
+            "runs here (gloo) do not read it, but a GPU run with it set stops at start-up ('no socket interface "
+            "found')",
+            details,
+            f"export NCCL_SOCKET_IFNAME={_likely_interface(addressed)}   # or: unset NCCL_SOCKET_IFNAME",
+        )
     if missing:
         said = "; ".join(f"{name}={value}: no such interface here" for name, value in missing.items())
         also = f"; and {words_said}: a word where NCCL reads a number" if words else ""
@@ -360,6 +415,33 @@ def check_nccl_settings(
                 + words_fix
             ),
         )
+    if no_address:
+        said = "; ".join(
+            f"{name}={value}: here, but with no IP address" for name, value in no_address.items()
+        )
+        usable = ", ".join(addressed) or "none"
+        return verdict(
+            "fail",
+            f"{said} (interfaces with one: {usable}); "
+            + (
+                f"gloo stops at init ('Unable to find address for: {no_address['GLOO_SOCKET_IFNAME'].split(',')[0]}')"
+                if "GLOO_SOCKET_IFNAME" in no_address
+                else "NCCL stops at start-up ('no socket interface found')"
+            ),
+            details,
+            "\n".join(
+                [
+                    f"ip addr add <address>/<prefix> dev {value.split(',')[0]} && ip link set {value.split(',')[0]} up"
+                    "   # give it its address back"
+                    for value in dict.fromkeys(no_address.values())
+                ]
+                + [
+                    f"export {name}={_likely_interface(addressed)}   # or: name the interface that has it"
+                    for name in no_address
+                ]
+                + words_fix
+            ),
+        )
     if words:
         return verdict(
             "warn",
@@ -370,6 +452,17 @@ def check_nccl_settings(
     said = [f"{name}={value} (found here)" for name, value in wanted.items()]
     said += [f"{name}={value}" for name, value in numbers.items()]
     return verdict("ok", ", ".join(said) + ": values NCCL can use", details)
+
+
+def _torch_has_nccl() -> bool:
+    """Whether this torch can run NCCL (a CUDA build with it); a torch that cannot be imported counts as one."""
+    from torchdoctor.torch_import import import_torch
+
+    if import_torch() is not None:
+        return True
+    import torch.distributed
+
+    return torch.distributed.is_available() and torch.distributed.is_nccl_available()
 
 
 def _likely_interface(present: list[str]) -> str:

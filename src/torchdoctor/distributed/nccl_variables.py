@@ -38,6 +38,21 @@ def interfaces() -> list[str]:
     return [name for _, name in socket.if_nameindex()]
 
 
+def addressed_interfaces(inet6: str = "/proc/net/if_inet6") -> list[str]:
+    """The interfaces of this host with an IP address (IPv4, or IPv6 in ``/proc/net/if_inet6``): the only ones
+    gloo and NCCL can listen on; one without (never configured, its address gone) stops gloo at init with
+    "Unable to find address for: IFACE"."""
+    from torchdoctor.net.addresses import interface_addresses
+
+    found = list(interface_addresses())
+    try:
+        lines = open(inet6, encoding="ascii").read().splitlines()
+    except OSError:
+        lines = []
+    found += [fields[-1] for fields in map(str.split, lines) if fields and fields[-1] not in found]
+    return found
+
+
 def routed_interface(route_table: str = "/proc/net/route") -> str | None:
     """The interface of the default route (Linux's routing table), the one other hosts are reached by."""
     try:

@@ -133,6 +133,15 @@ def _kinds_read(hits: list[Hit], ctx: Context) -> tuple[dict[str, list[Hit]], di
     return by_kind, seen
 
 
+def _only_consequences_beside(kind: str, by_kind: dict[str, list[Hit]], first: Raised | None) -> bool:
+    """Whether every other kind read, and the first exception, is a consequence of another rank's failure (a lost
+    peer, torchrun's summary of a worker's exit): then ``kind``'s verdict of last resort (launch's report of a
+    rank that died without a Python error, in the same console) is the cause the log holds, and leads."""
+    if first is not None and not first.consequence:
+        return False
+    return all(role(k, h) == "consequence" for k, h in by_kind.items() if k != kind)
+
+
 def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int | None) -> _Order:
     """Which finding leads and how sure each is (and, on ``ctx.cause_ranks``, the ranks the causes are on)."""
     by_kind, seen = _kinds_read(hits, ctx)
@@ -150,6 +159,8 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
         }
         for kind, kind_hits in list(by_kind.items()):
             facts = BY_KIND[kind].fallback_facts
+            if BY_KIND[kind].fallback_fails and _only_consequences_beside(kind, by_kind, first):
+                continue  # the verdict of last resort names a cause where all else is what it led to
             kept = (
                 [h for h in kind_hits if _raised_warning([h]) or not any(f in h.facts for f in facts)]
                 if facts

@@ -77,6 +77,12 @@ _codes: dict[int, tuple[int, dict[int, int]]] = {}
 _pinned: list = []
 _PIN_AT_MOST = 100_000  # code objects made on the fly (exec in a loop) are looked up afresh past this
 _names_used = [0, 0]  # names written, bytes used
+# the straggler watch's timing wrappers (`torchdoctor.stragglers`), which stand between the user's call and this
+# one's: the caller noted is the frame above them
+_TIMING = frozenset(
+    os.path.join(os.path.dirname(os.path.dirname(__file__)), "stragglers", name)
+    for name in ("hooks.py", "functional.py")
+)
 
 
 def open_ring(path: Path | str) -> None:
@@ -206,6 +212,8 @@ def call_noted(
     """``original(*args, **kwargs)``, a collective on ``pg``, noted in the ring with ``pg``'s count before and
     after it (operation ``op``, ``tensor``, the caller's ``frame``): what every wrapper of the call log does."""
     try:
+        while frame is not None and frame.f_code.co_filename in _TIMING:
+            frame = frame.f_back
         before = pg._get_sequence_number_for_group()
         slot = _note(pg, before, op, tensor, frame)
     except Exception:  # noqa: BLE001 - no group yet, or a torch without these: the call itself says why

@@ -124,11 +124,18 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
         text = f"{_who(culprits)} died without a Python error ({how})"
         fatal = _where_it_died(files)
         if fatal and _user_frame(fatal):
-            # faulthandler wrote where the fatal signal found it: exactly, not where it was last seen moving
-            frames, where, in_call = fatal, _user_frame(fatal), False
+            # faulthandler wrote where the fatal signal found it: exactly, not where it was last seen moving;
+            # inside a collective (gloo's abort of its call), that call is the one the others did not make
+            frames, where, in_call = fatal, _user_frame(fatal), collective_of(fatal) is not None
             text += f" at {where}"
             if _SIZE_MISMATCH.search(torchrun_output):
                 text += f" ({_GLOO_ABORT})"
+            # where the others were, by the error each raised (a place they were last seen is no evidence here)
+            elsewhere = in_call and _others_elsewhere(
+                directory, [r for r in ranks if r not in culprits], fatal, float("inf")
+            )
+            if elsewhere:
+                text += f"; {elsewhere}"
         elif in_call:
             frames, where = call_frames, _user_frame(call_frames)
             text += f", in its last collective call, {call}"
@@ -144,10 +151,13 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
             if call:
                 text += f"; its last collective call was {call}"
         ended = _ended_itself(files)
-        if ended:  # it ended itself: that line, exactly
+        if ended:  # it ended itself: that line, exactly, and no collective call of its own was cut off
             how, frames = ended
+            in_call = False
             where = _user_frame(frames) or where
-            text = f"{_who(culprits)} ended itself with {how} at {where}, without a Python error"
+            # worded as every rank that died without a Python error is, which `explain` reads back from the
+            # report alone (a --log-dir without the ranks' logs: "ended itself with" was "no known failure")
+            text = f"{_who(culprits)} died without a Python error (it ended itself with {how}) at {where}"
     elif not causes:  # every error was a lost peer: did a rank end while the others still trained?
         return ended_early(directory, ranks, codes)
     else:
@@ -191,8 +201,8 @@ def failure_verdict(directory: Path, torchrun_output: str = "") -> Verdict | Non
         if (
             died_alone and in_call
         ):  # it died in a collective the condition let it make: the others never made it
-            return Verdict(f"{text}. {ON_EVERY_RANK}", "failed", culprits, where)
-    return Verdict(text + ".", "failed", culprits, where)
+            return Verdict(f"{text}. {ON_EVERY_RANK}", "failed", culprits, where, str(condition[1]))
+    return Verdict(text + ".", "failed", culprits, where, str(condition[1]) if condition else "")
 
 
 def ended_early(directory: Path, ranks: list[int], codes: dict[int, int] | None = None) -> Verdict | None:

@@ -216,6 +216,10 @@ def _swapped_order(d, records: dict) -> Verdict | None:
         if then is None or then.signature() != second:
             continue
         made, waited = d.examples[first], d.examples[second]
+        if (condition_on_chain(made.frames) is None) != (condition_on_chain(waited.frames) is None):
+            # one call under a condition on the rank, the other not: a side skipped the call under it (`if rank
+            # != 1: all_reduce(metric)`, then every rank's next all_reduce(loss)), not the same calls reordered
+            continue
         text = (
             f"process group {d.pg}{_named(d)}: the ranks make the same collectives in another order: "
             f"{who(first_ranks)} made {made.shape()}{where_called(made)} and then {then.shape()}"

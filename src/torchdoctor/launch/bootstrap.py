@@ -56,17 +56,20 @@ def main(argv: list[str] | None = None) -> None:
         from torchdoctor.distributed.debug import enable
 
         enable()
+    from torchdoctor.hang.worker import note_the_end, prepare_worker, worker_finished
+
+    # the watchdog's call log first, the straggler watch's timing around it: a watch that stands down (no core to
+    # spare for its judge) puts back the functions it wrapped, and had it wrapped torch's own first, the call log
+    # went with them (every collective after the first window unnoted, a failed job's verdict without its sizes)
+    prepare_worker(_module_file(target) if module else target)
+    # without the watchdog: how the script ended, for the verdict of a failed run
+    note_the_end(os.environ.get(STARTED_VARIABLE))
     from torchdoctor.stragglers.watch import only_with_a_spare_core, stragglers_enabled
 
     if stragglers_enabled():
         from torchdoctor.stragglers.watch import watch_for_stragglers
 
         watch_for_stragglers(spare_core_only=only_with_a_spare_core())
-    from torchdoctor.hang.worker import note_the_end, prepare_worker, worker_finished
-
-    prepare_worker(_module_file(target) if module else target)
-    # without the watchdog: how the script ended, for the verdict of a failed run
-    note_the_end(os.environ.get(STARTED_VARIABLE))
     failed, exit_status = None, 0
     try:
         if module:
@@ -149,6 +152,17 @@ def _say_where_stopped(stopped: KeyboardInterrupt) -> str:
     where = frames[-1]
     code = f": {where.line.strip()}" if where.line else ""
     place = f"{where.filename}:{where.lineno} in {where.name}{code}"
+    if any(
+        _real(f.filename).endswith("torch/utils/data/dataloader.py")
+        for f in traceback.extract_tb(stopped.__traceback__)
+    ):
+        from torchdoctor.launch.stopped_places import loader_worker_line
+
+        own = {(f.filename, f.lineno) for f in frames}
+        worker = loader_worker_line(os.environ.get(STARTED_VARIABLE), os.environ.get("RANK", "0"), own)
+        # the rank waited for its DataLoader worker: the worker's line is the one that did not return
+        if worker:
+            place += f" (waiting for its DataLoader worker, at {worker})"
     sys.stderr.write(f"torchdoctor: rank {os.environ.get('RANK', '0')} was interrupted at {place}\n")
     sys.stderr.flush()
     return place

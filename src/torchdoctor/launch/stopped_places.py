@@ -15,6 +15,7 @@ import linecache
 import os
 import re
 import signal
+import time
 from pathlib import Path
 from typing import TextIO
 
@@ -75,6 +76,43 @@ def _where_the_rank_was(note: str) -> list[Frame]:
     ]
     own = [frames for frames in mains if not forked_helper(frames)]
     return (own or mains or [[]])[0]
+
+
+def loader_worker_line(directory: str | None, rank: str, own: set[tuple[str, int]], wait: float = 0.5) -> str:
+    """``"data.py:41 in __getitem__: time.sleep(3600)"``: where this rank's DataLoader worker was when Ctrl-C came,
+    from the stack it wrote into the rank's note (a forked worker inherits the handler and the note; Ctrl-C at a
+    terminal reaches it with the rank). A rank waiting for its loader says only its ``for`` line, the worker's is
+    the one that does not return (session 43, minGPT-ddp with a worker stuck in ``__getitem__``). Waits up to
+    ``wait`` seconds for the worker's stack; "" where none has a line of the user's under the worker's loop (the
+    signal sent to the launch alone does not reach the workers; a worker waiting for its next index). The rank and
+    its worker write into the note at once, their lines can mix: a line of the rank's own (``own``: file, line)
+    is never said to be the worker's."""
+    if not directory:
+        return ""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            note = _note(directory, rank).read_text(errors="replace")
+        except OSError:  # never written, or the folder went
+            return ""
+        found = _worker_line(note, own)
+        if found or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.05)
+
+
+def _worker_line(note: str, own: set[tuple[str, int]]) -> str:
+    blocks = re.split(r"(?m)^(?=(?:Current thread|Thread) 0x[0-9a-fA-F]+)", note)
+    for frames in (f for block in blocks for f in parse_faulthandler(block).values()):
+        loop = [i for i, f in enumerate(frames) if f.function == "_worker_loop"]
+        if not (frames and loop and forked_helper(frames)):
+            continue
+        users = [f for f in frames[loop[-1] :] if is_user_code(f.file) and (f.file, f.line) not in own]
+        if users:
+            where = users[-1]
+            code = linecache.getline(where.file, where.line).strip()
+            return f"{where.file}:{where.line} in {where.function}" + (f": {code}" if code else "")
+    return ""
 
 
 def places_of_the_others(directory: Path) -> list[str]:

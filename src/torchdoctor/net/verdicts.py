@@ -385,6 +385,18 @@ def _other_errors(states, hosts) -> list[Finding]:
         if hint and hint.kind == "interface":
             interfaces = states[ranks[0]].interfaces
             fix = hint.fix + (f"\n{names[0]} has: {', '.join(interfaces)}" if interfaces else "")
+            named = hint.facts["interface"]
+            if (
+                named in interfaces
+            ):  # gloo's "Unable to find address": the interface is here, its address is not
+                hint.summary = (
+                    f"network interface {named!r} is here but has no IP address, so gloo cannot listen on it "
+                    "(GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME)"
+                )
+                fix = (
+                    f"ip addr add <address>/<prefix> dev {named} && ip link set {named} up   # give it its address\n"
+                    + fix
+                )
         findings.append(
             Finding(
                 "net.collective",
@@ -457,6 +469,18 @@ def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
             summary = f"{this_host} cannot reach {what} {summary.removeprefix('cannot reach ')}"
             if rendezvous:
                 problem.fix = _store_reach_fix(problem.facts["host"], problem.facts["port"], problem.facts)
+                interface = unrecognised_own_address(problem.facts["host"])
+                if interface:
+                    summary = (
+                        f"{this_host} waited for the rendezvous store at {endpoint}, an address of its own ({interface}) "
+                        "that torch does not take for this host (it knows it by its host name's addresses only), "
+                        "so no store was started here"
+                    )
+                    problem.fix = (
+                        f"Give every host --rdzv-endpoint {this_host}:{problem.facts['port']} (where the other hosts "
+                        f"reach {this_host}'s name; `getent hosts {this_host}`), or the address of {this_host} they "
+                        "reach; with torchrun, keep it and add --rdzv-conf is_host=true on this host only"
+                    )
         if problem.summary.startswith("RendezvousConnectionError") and nnodes > 1:
             findings.append(_store_lost(this_host, endpoint))
             continue
@@ -486,6 +510,30 @@ def _launcher_problems(output, timeout, endpoint, nnodes) -> list[Finding]:
             )
         )
     return findings
+
+
+def unrecognised_own_address(host: str) -> str:
+    """The interface of this host that has the address ``host``, when torch's c10d rendezvous would not take it
+    for this host: it compares with the addresses this host's name resolves to (torch's
+    ``_matches_machine_hostname``: "a false negative ... for IP addresses assigned to secondary NICs"); else "".
+    """
+    from torchdoctor.net.addresses import interface_addresses
+
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return ""
+    except ValueError:
+        return ""
+    interface = next((name for name, address in interface_addresses().items() if address == host), "")
+    if not interface:
+        return ""
+    try:
+        named = {
+            info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None, proto=socket.IPPROTO_TCP)
+        }
+    except OSError:
+        named = set()
+    return "" if host in named else interface
 
 
 def _store_lost(this_host: str, endpoint: str) -> Finding:
@@ -518,6 +566,12 @@ def _store_reach_fix(host: str, port: str, facts: dict[str, Any]) -> str:
         return check + (
             f"The connection was refused: nothing listens on {host}:{port} (the job on {host} has not started "
             "yet, or gave up already: its own verdict says why), or the address is not that host's."
+        )
+    if "unreachable" in reason or "no route" in reason:
+        return check + (
+            f"This host has no route to {host} (`ip route get {host}`): it is an address on a network this host "
+            f"is not on (another interface of the rendezvous host?). Give every host the rendezvous host's address "
+            "on the network they share (`ip -br addr` there)."
         )
     if "after" in facts or "timed out" in reason:
         return check + (

@@ -624,8 +624,12 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if "died_condition" in ctx.facts:
         # `launch --watchdog`'s verdict in the same log: the rank gloo aborted died inside its own call, made under
         # a condition on the rank (u41: an all_reduce in nanoGPT's evaluation, run on rank 0 only)
+        call = ctx.facts[
+            "died_call"
+        ]  # "all_reduce #4 at train.py:10", or only the place where no call was noted
+        call = call if " #" in call else f"collective call at {call}"
         summary += (
-            f"; {ctx.facts['died_rank']} died in its {ctx.facts['died_call']}, a call made under a condition on the "
+            f"; {ctx.facts['died_rank']} died in its {call}, a call made under a condition on the "
             f"rank, {ctx.facts['died_condition']}"
         )
         fix = (

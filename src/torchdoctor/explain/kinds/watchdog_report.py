@@ -72,6 +72,16 @@ CONTEXT = (
             r"(?P<died_condition>line \d+: `[^`\n]{1,200}`)"
         ),
     ),
+    # the same verdict where faulthandler placed the rank (since session 42: rank<N>.fatal, the place the signal
+    # found it, with gloo's reason in brackets); the call's name is not said, its place is
+    (
+        " (gloo aborted it: ",
+        R(
+            r"torchdoctor: failed: (?P<died_rank>rank \d+) died without a Python error \([^\n]{0,200}?\) at "
+            r"(?P<died_call>\S+:\d+)(?: in \S+)? \(gloo aborted it: [^\n]*?sits under a condition on the rank, "
+            r"(?P<died_condition>line \d+: `[^`\n]{1,200}`)"
+        ),
+    ),
     # hang/joined_verdict.py: DDP's ranks split between backward's all-reduce and the next forward's collectives
     (
         "Under DDP ",
@@ -290,8 +300,11 @@ def _died(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         first(hits, "died_culprit_line"),
         first(hits, "died_folder"),
     )
+    # the verdict's advice on a call under a condition on the rank goes to the fix, not the summary
+    verdict, _, advice = verdict.partition(" The ranks that skip that branch ")
     summary = f"{verdict.rstrip('.')} (torchdoctor launch's verdict on the failed job)"
-    fix = (
+    fix = f"The ranks that skip that branch {advice.strip()}\n" if advice else ""
+    fix += (
         "The rank named died without a Python error, so no traceback in the log is its cause: a signal ended it "
         "(SIGKILL: the kernel's out-of-memory killer, see `dmesg`; SIGABRT: a C++ abort, gloo's on a collective the "
         "ranks called with other sizes or another operation) or it called os._exit; the other ranks' lost peer is "
