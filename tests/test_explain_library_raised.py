@@ -97,3 +97,78 @@ def test_a_packages_helper_the_script_called_with_its_tensors_keeps_the_device_m
     # near miss: the same helper reached by a call that hands it nothing of the script's (a package's own loop)
     bare = text.replace("accuracy(output, target, topk=(1, 5))", "evaluate()")
     assert explained(bare).id == "log.library_version_bug"
+
+
+# CPython 3.12's output on an H200 (torch 2.11): the script calls an installed package's accuracy(output, target) with
+# a target left on the CPU; the package's own _count() calls its _stack(), decorated with @torch.no_grad() (torch's
+# decorate_context between the package's frames), and torch.cat refuses. The package's frames and torch's lead up to
+# the script's call, which handed it the tensors
+HANDED_THROUGH = """Traceback (most recent call last):
+  File "/tmp/dev/helper.py", line 15, in <module>
+    main()
+  File "/tmp/dev/helper.py", line 12, in main
+    print(accuracy(output, target))
+          ^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/tmp/dev/env/lib/python3.12/site-packages/scoring/metrics.py", line 15, in accuracy
+    return _count(output, target)
+           ^^^^^^^^^^^^^^^^^^^^^^
+  File "/tmp/dev/env/lib/python3.12/site-packages/scoring/metrics.py", line 10, in _count
+    both = _stack(output, target)
+           ^^^^^^^^^^^^^^^^^^^^^^
+  File "/opt/torch/.venv/lib/python3.12/site-packages/torch/utils/_contextlib.py", line 124, in decorate_context
+    return func(*args, **kwargs)
+           ^^^^^^^^^^^^^^^^^^^^^
+  File "/tmp/dev/env/lib/python3.12/site-packages/scoring/metrics.py", line 6, in _stack
+    return torch.cat([output.argmax(1).float(), target.float()])
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+RuntimeError: Expected all tensors to be on the same device, but got tensors is on cpu, different from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_cat)
+"""
+# the same package's evaluate(), which makes both tensors itself, reached by print(evaluate()): nothing handed
+BARE_THROUGH = """Traceback (most recent call last):
+  File "/tmp/dev/helper_bare.py", line 15, in <module>
+    main()
+  File "/tmp/dev/helper_bare.py", line 12, in main
+    print(evaluate())
+          ^^^^^^^^^^
+  File "/tmp/dev/env/lib/python3.12/site-packages/scoring/metrics.py", line 21, in evaluate
+    return _count(output, target)
+           ^^^^^^^^^^^^^^^^^^^^^^
+  File "/tmp/dev/env/lib/python3.12/site-packages/scoring/metrics.py", line 10, in _count
+    both = _stack(output, target)
+           ^^^^^^^^^^^^^^^^^^^^^^
+  File "/opt/torch/.venv/lib/python3.12/site-packages/torch/utils/_contextlib.py", line 124, in decorate_context
+    return func(*args, **kwargs)
+           ^^^^^^^^^^^^^^^^^^^^^
+  File "/tmp/dev/env/lib/python3.12/site-packages/scoring/metrics.py", line 6, in _stack
+    return torch.cat([output.argmax(1).float(), target.float()])
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+RuntimeError: Expected all tensors to be on the same device, but got tensors is on cpu, different from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_cat)
+"""
+
+
+def test_a_helper_reached_through_the_packages_and_torchs_frames_from_the_scripts_call_keeps_the_device_mismatch():
+    found = explained(HANDED_THROUGH)
+    assert found.id == "log.device_mismatch" and found.details["confidence"] == "likely", found.summary
+    assert "log.library_version_bug" in found.details["alternatives"]
+
+
+def test_the_same_frames_from_a_call_that_hands_the_package_nothing_lead_with_its_release():
+    # the near miss: print(evaluate()) passes evaluate()'s result to print, not anything to evaluate
+    found = explained(BARE_THROUGH)
+    assert found.id == "log.library_version_bug" and found.details["confidence"] == "likely", found.summary
+    assert "scoring's own code, in _stack()" in found.summary
+
+
+def test_another_installed_package_between_the_script_and_the_one_that_raised_is_not_the_scripts_call():
+    # the script handed a trainer package its model; the trainer's own code called the scoring package, which raised
+    text = (
+        _TOP + '  File "/home/u/train.py", line 37, in main\n'
+        "    trainer.fit(model, datamodule)\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/lightning/pytorch/trainer/trainer.py", line 538, in fit\n'
+        "    self._evaluate()\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/scoring/metrics.py", line 10, in _count\n'
+        "    both = _stack(output, target)\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/scoring/metrics.py", line 6, in _stack\n'
+        "    return torch.cat([output.argmax(1).float(), target.float()])\n" + _ERROR
+    )
+    assert explained(text).id == "log.library_version_bug"

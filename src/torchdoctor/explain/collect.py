@@ -244,7 +244,10 @@ class Collector:
             # what a traceback's frames say is a fact of the error whose traceback they are, not of the log
             frames = self._frames
             if facts := frame_facts(
-                frames.holding(hit.line), frames.holding_functions(hit.line), frames.holding_handing(hit.line)
+                frames.holding(hit.line),
+                frames.holding_functions(hit.line),
+                frames.holding_handing(hit.line),
+                frames.holding_own(hit.line),
             ):
                 hit.facts = {**hit.facts, **facts}
         cut_short = cut_after_assert([line for _, line in self._recent])

@@ -35,8 +35,8 @@ class Frames:
 
     frames: list[tuple[int, str]] = field(default_factory=list)  # (line, installed package or "")
     functions: dict[int, str] = field(default_factory=dict)  # a frame's line: the function Python named on it
-    # the lines of frames in the user's own code (not a library's) whose call, printed below them, passes arguments
-    handing: set[int] = field(default_factory=set)
+    # the frames in the user's own code (not a library's): their line, and the source line printed below them
+    own: dict[int, str] = field(default_factory=dict)
     ends: list[int] = field(default_factory=list)  # lines that are an exception (a traceback's last line)
     headers: list[int] = field(default_factory=list)  # "Traceback (most recent call last):" lines
 
@@ -54,8 +54,8 @@ class Frames:
             package = _INSTALLED.search(frame["file"])
             self.frames.append((number, package["package"] if package else ""))
             self.functions[number] = frame.groupdict().get("function") or ""
-            if not package and _HANDS.search(code) and not is_library(frame["file"]):
-                self.handing.add(number)
+            if not package and not is_library(frame["file"]):
+                self.own[number] = code
 
     def holding(self, line: int) -> list[str]:
         """The frames (each its installed package, or "") of the traceback that holds the error on ``line``,
@@ -67,8 +67,19 @@ class Frames:
         return [self.functions.get(at, "") for at, _ in self.holding_frames(line)]
 
     def holding_handing(self, line: int) -> list[bool]:
-        """Whether each of `holding`'s frames is the user's own code calling with arguments, outermost first."""
-        return [at in self.handing for at, _ in self.holding_frames(line)]
+        """Whether each of `holding`'s frames is the user's own code calling with arguments, outermost first:
+        its call of the function the frame below it runs, where its source line names that one
+        (``print(evaluate())`` hands evaluate nothing), else any call on it."""
+        frames = self.holding_frames(line)
+        below = [self.functions.get(at, "") for at, _ in frames[1:]] + ([""] if frames else [])
+        return [
+            at in self.own and _hands(self.own[at], called)
+            for (at, _), called in zip(frames, below, strict=True)
+        ]
+
+    def holding_own(self, line: int) -> list[bool]:
+        """Whether each of `holding`'s frames is the user's own code, outermost first."""
+        return [at in self.own for at, _ in self.holding_frames(line)]
 
     def holding_frames(self, line: int) -> list[tuple[int, str]]:
         """`holding`'s frames as (line number, installed package or "")."""
@@ -112,14 +123,18 @@ _MODULE_CALL = re.compile(r"^(?:forward|_call_impl|_wrapped_call_impl|__call__)$
 _WRAPPER = re.compile(r"^(?:wrapped_func|wrapped|wrapper|inner|decorate_context|_fn)$")
 
 
-def frame_facts(packages: list[str], functions: list[str] = (), handing: list[bool] = ()) -> dict:
+def frame_facts(
+    packages: list[str], functions: list[str] = (), handing: list[bool] = (), own: list[bool] = ()
+) -> dict:
     """The facts an error's traceback gives: that it has frames (``traceback_frame``), the installed package
     of its innermost frame that is in one (``installed_frame``, Python printing the innermost frame last), and,
     where the innermost frame of all is that package's own code and no module's forward runs above it
     (``functions``: each frame's, outermost first), that package as the one that raised (``library_raised``, its
     function ``library_raised_in``: an optimizer's step, a trainer's loop, not a model run on the script's batch,
     nor a helper the user's own code called with arguments (``handing``: each frame's; timm's
-    accuracy(output, target) refusing a target on the CPU checked what it was handed))."""
+    accuracy(output, target) refusing a target on the CPU checked what it was handed), directly or through the
+    package's own frames and torch's (``own``: whether each frame is the user's code; a ``@torch.no_grad()``
+    decorator's frame between the package's))."""
     if not packages:
         return {}
     installed = [package for package in packages if package]
@@ -130,23 +145,40 @@ def frame_facts(packages: list[str], functions: list[str] = (), handing: list[bo
         and functions[-1]
         and not _WRAPPER.match(functions[-1])
         and not any(_MODULE_CALL.match(f) for f in functions)
-        and not _handed_by_own_code(packages, handing)
+        and not _handed_by_own_code(packages, handing, own)
     ):
         facts["library_raised"], facts["library_raised_in"] = packages[-1], functions[-1]
     return facts
 
 
-def _handed_by_own_code(packages: list[str], handing: list[bool]) -> bool:
-    """Whether the innermost package's frames (the last run of them) were entered from the user's own code by a
-    call passing arguments (accuracy(output, target); not optimizer.step(), trainer.train())."""
-    first = len(packages) - 1
-    while first > 0 and packages[first - 1] == packages[-1]:
-        first -= 1
-    return 0 < first <= len(handing) and handing[first - 1]
+def _handed_by_own_code(packages: list[str], handing: list[bool], own: list[bool] = ()) -> bool:
+    """Whether the innermost package's code was entered from the user's own code by a call passing arguments
+    (accuracy(output, target); not optimizer.step(), trainer.train()): the user's frame nearest above it, reached
+    through that package's frames and torch's (or the standard library's: frames of no installed package) — not
+    through another installed package's, whose code, not the user's, made the call. ``own`` unknown (a caller
+    that has only ``handing``): the frame directly above the package's last run of frames."""
+    at = len(packages) - 1
+    while at > 0 and packages[at - 1] == packages[-1]:
+        at -= 1
+    if len(own) != len(packages):
+        return 0 < at <= len(handing) and handing[at - 1]
+    at -= 1
+    while at >= 0 and not own[at] and packages[at] in ("", packages[-1]):
+        at -= 1
+    return at >= 0 and own[at] and at < len(handing) and handing[at]
 
 
 # a call passing arguments: a name, "(", then something other than ")"
 _HANDS = re.compile(r"\w\s*\(\s*[^)\s]")
+
+
+def _hands(code: str, called: str) -> bool:
+    """Whether the source line ``code`` passes arguments to the function ``called`` where it names it (the frame
+    below may be a wrapper's, torch's ``decorate_context``: then any call on the line that passes some)."""
+    name = called.rsplit(".", 1)[-1]
+    if name.isidentifier() and (calls := list(re.finditer(rf"\b{re.escape(name)}\s*\(", code))):
+        return any(re.match(r"\s*[^)\s]", code[call.end() :]) for call in calls)
+    return bool(_HANDS.search(code))
 
 
 # frames that raise for their caller: a class's or a module's attribute hook (DeepSpeedEngine.__getattr__,

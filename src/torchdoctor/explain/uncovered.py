@@ -141,14 +141,22 @@ def reading(raised: Raised, ctx: Context) -> Finding:
     who = f"rank {raised.rank}" if raised.rank is not None else "the run"
     first = raised.rank is not None and len(ctx.ranks | {raised.rank}) > 1 and not raised.consequence
     worker = f" (in its {raised.worker})" if raised.worker else ""
-    text = raised.text()
-    if raised.detail and text.endswith(":"):  # "Error(s) in loading state_dict for Net:" and what follows
-        text = first_failure.cut(f"{text} {raised.detail[0]}")
-    summary = f"{who} failed{' first' if first else ''}{worker}: {text} at {first_failure.where(raised)}"
+    # raised `from` another: the code that caught the first error said what it meant where it failed (a load's
+    # "Failed to load checkpoint X" from a KeyError), and the run stopped on that one: it leads, the first after it
+    said = wrapper(raised)
+    text = said.text()
+    if said.detail and text.endswith(":"):  # "Error(s) in loading state_dict for Net:" and what follows
+        text = first_failure.cut(f"{text} {said.detail[0]}")
+    summary = f"{who} failed{' first' if first else ''}{worker}: {text} at {first_failure.where(said)}"
+    if said is not raised:
+        summary += f", raised from {first_failure.cut(raised.text(), 120)}"
     summary += "; torchdoctor knows no fix for this error"
-    details = first_failure.details_of(raised, "unrecognised")
-    if raised.detail:
-        details["detail"] = raised.detail
+    details = first_failure.details_of(said, "unrecognised")
+    if said.detail:
+        details["detail"] = said.detail
+    if said is not raised:
+        details["raised_from"] = raised.text()
+        details["raised_from_at"] = first_failure.where(raised)
     if raised.worker:
         details["worker"] = raised.worker
     if raised.ignored:
@@ -167,16 +175,28 @@ def reading(raised: Raised, ctx: Context) -> Finding:
             "log.unrecognised", "warn", summary, first_failure.details_of(raised, "unrecognised"), fix
         )
     lines = [
-        f"{STARTED} It was raised at {first_failure.where(raised)}."
+        f"{STARTED} It was raised at {first_failure.where(said)}."
         if first
-        else f"{STOPPED} {first_failure.where(raised)}."
+        else f"{STOPPED} {first_failure.where(said)}."
     ]
-    lines += [f"    {d}" for d in raised.detail[:3]]
+    lines += [f"    {d}" for d in said.detail[:3]]
+    if said is not raised:
+        lines.append(f"It was raised from {raised.text()}, at {first_failure.where(raised)}.")
     lines.append(NO_RECIPE)
     clear = raised.traceback or bool(ctx.facts.get("failure_summary_in_input"))
     status = "fail" if clear else "skip"
     summary, fix = fixed_upstream.beside_unrecognised(raised, ctx.facts, summary, details, "\n".join(lines))
     return Finding("log.unrecognised", status, summary, details, fix)
+
+
+def wrapper(raised: Raised) -> Raised:
+    """The last exception raised `from` ``raised``, one from the other (``raise CheckpointError("Failed to load
+    X") from e``): the words of the code that caught it, and the error the run stopped on; ``raised`` itself when
+    none was, or when the wrapper only says another process failed first (a victim's words, not what failed)."""
+    said, seen = raised, 0
+    while said.wrapped_by is not None and not said.wrapped_by.consequence and seen < 8:
+        said, seen = said.wrapped_by, seen + 1
+    return said
 
 
 def quoted_in_prose(ctx: Context) -> Finding | None:
