@@ -232,3 +232,26 @@ def test_keep_in_fp32_is_not_offered_where_fp32_would_overflow_too():
         with torch.autocast("cpu", dtype=torch.float16):
             loss = model(**gpt2_batch()).loss
         loss.backward()
+
+
+def test_a_leaf_kept_in_fp32_whose_parent_overflowed_fp16_gets_the_parent_not_not_a_precision_problem():
+    """GPT-2's eager attention under fp16 autocast: q·k overflows inside GPT2Attention's own forward, between
+    c_attn and c_proj. With c_proj alone kept in fp32 (the name the error gives, as a user would try it) its
+    input arrives nan in fp32; that is still a precision problem of the parent, whose fix is named."""
+    model = tiny_gpt2()
+    model.set_attn_implementation("eager")
+    with torch.no_grad():
+        model.get_submodule("transformer.h.1.attn.c_attn").weight.mul_(3000.0)
+    first = dump_of(model, gpt2_batch())
+    assert first.module_name == "transformer.h.1.attn.c_proj"
+    with torchdoctor.keep_in_fp32(model, first.module_name):
+        error = dump_of(model, gpt2_batch())
+    assert error.module_name == "transformer.h.1.attn.c_proj"
+    lines = error.report.advice.splitlines()
+    assert lines[0].startswith("transformer.h.1.attn.c_proj was handed inf/nan: input[0] (float32)")
+    assert "likely overflowed float16" in lines[0] and "not a precision problem" not in error.report.advice
+    assert lines[1] == 'torchdoctor.keep_in_fp32(model, "transformer.h.1.attn")'
+    assert_advised(error, error.report.advice)
+    with torchdoctor.keep_in_fp32(model, "transformer.h.1.attn"), torch.no_grad():
+        with torch.autocast("cpu", dtype=torch.float16):
+            assert torch.isfinite(model(**gpt2_batch()).loss)
