@@ -234,3 +234,13 @@ def test_a_rank_set_up_left_in_the_shell_warns_outside_a_launcher_only():
         {"WORLD_SIZE": "2", "SLURM_PROCID": "0"},
     ):
         assert check_environment(fine).status == "ok", fine
+
+
+def test_debug_mode_on_says_a_scripts_own_calls_need_launch_debug_or_enable():
+    """Tried as a user (session 43): TORCHDOCTOR_DEBUG_MODE=1 under plain torchrun, a Trainer whose compute_loss
+    all_gathers mismatched shapes: nothing checked it (gloo aborted); `torchdoctor launch --debug` named the line."""
+    on = check_debug_mode({"TORCHDOCTOR_DEBUG_MODE": "1"})
+    assert "`torchdoctor launch --debug`" in on.summary and "debug.enable()" in on.summary
+    assert "under plain torchrun the variable alone leaves them unchecked" in on.summary
+    off = check_debug_mode({})
+    assert "`torchdoctor launch --debug` turns it on" in off.summary

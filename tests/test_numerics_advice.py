@@ -15,7 +15,7 @@ from models import tiny_t5
 from transformers import GPT2Config, GPT2LMHeadModel
 
 import torchdoctor
-from torchdoctor.numerics.advice import BROKEN_WEIGHTS_FIX, MIXED_PRECISION_FIX
+from torchdoctor.numerics.advice import BROKEN_WEIGHTS_FIX, LOSS_FIX, MIXED_PRECISION_FIX
 from torchdoctor.numerics.detector import DebugUnderflowOverflow, InfNanDetected
 from torchdoctor.numerics.full_precision import ARRIVAL_FIX, FP32_MAX, GROWTH_FIX
 
@@ -232,3 +232,66 @@ def test_keep_in_fp32_is_not_offered_where_fp32_would_overflow_too():
         with torch.autocast("cpu", dtype=torch.float16):
             loss = model(**gpt2_batch()).loss
         loss.backward()
+
+
+def test_a_leaf_kept_in_fp32_whose_parent_overflowed_fp16_gets_the_parent_not_not_a_precision_problem():
+    """GPT-2's eager attention under fp16 autocast: q·k overflows inside GPT2Attention's own forward, between
+    c_attn and c_proj. With c_proj alone kept in fp32 (the name the error gives, as a user would try it) its
+    input arrives nan in fp32; that is still a precision problem of the parent, whose fix is named."""
+    model = tiny_gpt2()
+    model.set_attn_implementation("eager")
+    with torch.no_grad():
+        model.get_submodule("transformer.h.1.attn.c_attn").weight.mul_(3000.0)
+    first = dump_of(model, gpt2_batch())
+    assert first.module_name == "transformer.h.1.attn.c_proj"
+    with torchdoctor.keep_in_fp32(model, first.module_name):
+        error = dump_of(model, gpt2_batch())
+    assert error.module_name == "transformer.h.1.attn.c_proj"
+    lines = error.report.advice.splitlines()
+    assert lines[0].startswith("transformer.h.1.attn.c_proj was handed inf/nan: input[0] (float32)")
+    assert "likely overflowed float16" in lines[0] and "not a precision problem" not in error.report.advice
+    assert lines[1] == 'torchdoctor.keep_in_fp32(model, "transformer.h.1.attn")'
+    assert_advised(error, error.report.advice)
+    with torchdoctor.keep_in_fp32(model, "transformer.h.1.attn"), torch.no_grad():
+        with torch.autocast("cpu", dtype=torch.float16):
+            assert torch.isfinite(model(**gpt2_batch()).loss)
+
+
+def train_with_a_log_of_zero(check_gradients: bool) -> InfNanDetected:
+    """GPT-2 from a config, plain SGD loop, a custom loss: batch 0's own NLL of a probability that is 0 (log 0)."""
+    model = tiny_gpt2()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    batch = gpt2_batch()
+    detector = DebugUnderflowOverflow(model, file=io.StringIO(), check_gradients=check_gradients)
+    with detector, pytest.raises(InfNanDetected) as caught:
+        for _ in range(3):
+            probabilities = model(input_ids=batch["input_ids"]).logits.softmax(-1) * 0  # planted
+            loss = -probabilities.gather(-1, batch["labels"][..., None]).log().mean()
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    return caught.value
+
+
+def test_weights_broken_by_a_log_of_zero_in_the_loss_say_which_update_and_how_to_see_it():
+    error = train_with_a_log_of_zero(check_gradients=False)
+    assert error.batch_number == 1 and error.direction == "forward"
+    lines = error.report.advice.splitlines()
+    assert lines[0].startswith("the weights are already broken: transformer.wte.weight holds nans")
+    assert lines[1].startswith(
+        "batch 0's forward ran without inf/nan, so its loss, backward or optimizer step made them: rerun with "
+        "check_gradients=True"
+    )
+    assert lines[2] == BROKEN_WEIGHTS_FIX
+    assert_advised(error, error.report.advice)
+
+
+def test_a_log_of_zero_in_the_loss_is_named_as_the_loss_with_check_gradients():
+    error = train_with_a_log_of_zero(check_gradients=True)
+    assert (error.batch_number, error.direction, error.module_name) == (0, "backward", "lm_head")
+    assert error.report.advice.startswith(
+        "the gradient reaching lm_head's output, the first of the backward pass, is already inf/nan: it was made "
+        "after the model's modules, by the loss"
+    )
+    assert error.report.advice.endswith(LOSS_FIX)
+    assert str(error).endswith(f" batch 0.\n{error.report.advice}")

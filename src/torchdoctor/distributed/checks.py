@@ -93,6 +93,15 @@ def _environment_finding(verdict, wrong: list, details: dict) -> Finding:
     return verdict("fail", said, details, "\n".join(p.fix for p in wrong))
 
 
+# the variable alone reaches torchdoctor's collectives; a script that never calls one (a Hugging Face Trainer
+# under plain torchrun) keeps its torch.distributed calls unchecked, and a mismatch there still hangs or aborts
+_SCRIPT_CALLS = (
+    "a script's own torch.distributed calls (a Trainer's, accelerate's gather) are checked under "
+    "`torchdoctor launch --debug`, or once it calls torchdoctor.distributed.debug.enable() or a torchdoctor "
+    "collective; under plain torchrun the variable alone leaves them unchecked"
+)
+
+
 def check_debug_mode(environ: Mapping[str, str] | None = None) -> Finding:
     """Whether torchdoctor's debug-mode collectives are on, which variable turned them on, and whether the
     timeout setting is valid. ``ACCELERATE_DEBUG_MODE`` (``accelerate launch --debug``) counts too."""
@@ -119,7 +128,7 @@ def check_debug_mode(environ: Mapping[str, str] | None = None) -> Finding:
         return verdict(
             "ok",
             f"debug mode on ({source}={environ[source]}): collectives compare shapes across ranks first{limit} "
-            "(slower; for debugging)",
+            f"(slower; for debugging); {_SCRIPT_CALLS}",
             details,
         )
     if theirs is not None and theirs.strip().lower() in ACCELERATE_TRUE_VALUES:
@@ -130,7 +139,7 @@ def check_debug_mode(environ: Mapping[str, str] | None = None) -> Finding:
         )
     return verdict(
         "ok",
-        "debug mode off (a shape mismatch in a collective hangs; TORCHDOCTOR_DEBUG_MODE=1 turns it on)",
+        "debug mode off (a shape mismatch in a collective hangs; `torchdoctor launch --debug` turns it on)",
         details,
     )
 

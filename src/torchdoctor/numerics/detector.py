@@ -353,9 +353,8 @@ class DebugUnderflowOverflow:
         rank = current()
         rank_line = f"on rank {rank.rank} of {rank.world_size} (host {rank.host})" if rank.distributed else ""
         text = dump_text(frames, raw.header_batch, frame.direction, extra_header=rank_line)
-        advice = fix_for(
-            self.model, frame, frames
-        )  # into the exception, not the dump: that stays transformers' text
+        # into the exception, not the dump: that stays transformers' text
+        advice = fix_for(self.model, frame, frames, self.max_frames_to_save)
         report = OverflowReport(
             text,
             frames,

@@ -4,7 +4,9 @@ Two cases, told apart from the bad frame's own lines:
 
 - the frame's inputs were already inf/nan when they arrived, in fp32: no module before it made them (its
   frame would have been the bad one), so they came with the batch, or from an operation in the parent
-  module's own forward between its submodules (a division by a zero sum, the log of 0);
+  module's own forward between its submodules (a division by a zero sum, the log of 0); when a sibling saved
+  before it computed in fp16/bf16 (the leaf was kept in fp32, its parent was not), the parent's own operations
+  likely overflowed, and the ``keep_in_fp32`` call for the parent is given instead;
 - finite inputs, inf/nan out: a value passed fp32's range (3.40e+38). Values past its square root (1.84e+19)
   overflow once squared (a LayerNorm's variance, a norm, a matmul), so the message names the first saved
   frame that went past it (where the values come from) and the model's largest weight: a learning rate
@@ -20,6 +22,7 @@ import math
 
 import torch
 
+from torchdoctor.numerics.fp32 import suggestion
 from torchdoctor.numerics.frames import Entry, Frame
 from torchdoctor.numerics.precision import LIMITS
 
@@ -42,7 +45,7 @@ def fp32_advice(model: torch.nn.Module, frame: Frame, frames: list[Frame]) -> st
     """The advice for a bad frame that computed in fp32/fp64; "" when its lines show neither case."""
     arrived = [e for e in frame.entries if e.bad and _arriving(e, frame.direction)]
     if arrived and frame.direction == "forward":
-        return _arrival(model, frame, arrived)
+        return _arrival(model, frame, arrived, frames)
     if any(e.bad for e in frame.entries if _arriving(e, frame.direction)):
         return ""
     return _growth(model, frame, frames)
@@ -69,16 +72,46 @@ def _arriving(entry: Entry, direction: str) -> bool:
     return entry.name.startswith("grad_output" if direction == "backward" else "input")
 
 
-def _arrival(model: torch.nn.Module, frame: Frame, arrived: list[Entry]) -> str:
+def _arrival(model: torch.nn.Module, frame: Frame, arrived: list[Entry], frames: list[Frame]) -> str:
     parent = frame.module_name.rsplit(".", 1)[0] if "." in frame.module_name else ""
     parent_words = f"{parent} ({type(model.get_submodule(parent)).__name__})" if parent else "the model"
     names = ", ".join(f"{e.name} ({e.dtype or e.label})" for e in arrived)
     where = frame.module_name or "the model"
+    reduced = _reduced_in(parent, frames) if parent else ""
+    if reduced and not _has_half_weights(model.get_submodule(parent)):
+        # e.g. keep_in_fp32 on the leaf alone: its inputs are upcast, but its parent's own operations
+        # (attention scores, a matmul) ran in half precision and may be what overflowed
+        return (
+            f"{where} was handed inf/nan: {names}; no module before it produced it, but {parent_words} "
+            f"computed in {reduced} (its modules before {where} did), so an operation of its own between "
+            f"its modules (attention scores, a matmul) likely overflowed {reduced}; keeping {where} alone in "
+            f"fp32 cannot help\n{suggestion(parent)}\n"
+            "if it still fails, it came with the batch: "
+            + ARRIVAL_FIX.format(parent=parent).removeprefix("fix: ")
+        )
     return (
         f"{where} was handed inf/nan: {names}; no module before it produced it, so it came with the batch or "
         f"from an operation in {parent_words}'s forward between its modules; not a precision problem "
         "(keep_in_fp32 cannot help)\n" + ARRIVAL_FIX.format(parent=parent or "the model")
     )
+
+
+def _reduced_in(parent: str, frames: list[Frame]) -> str:
+    """The half-precision dtype that an earlier saved frame inside ``parent`` (a sibling before the bad
+    frame) computed in, in the same batch and direction; "" when none did."""
+    bad = frames[-1]
+    for frame in reversed(frames[:-1]):
+        if frame.batch_number != bad.batch_number or frame.direction != bad.direction:
+            break
+        if frame.module_name.startswith(parent + "."):
+            dtype = next((e.dtype for e in frame.entries if e.dtype in LIMITS and not e.label), "")
+            if dtype:
+                return dtype
+    return ""
+
+
+def _has_half_weights(module: torch.nn.Module) -> bool:
+    return any(p.dtype in (torch.float16, torch.bfloat16) for p in module.parameters())
 
 
 def _growth(model: torch.nn.Module, frame: Frame, frames: list[Frame], first: str = "") -> str:
