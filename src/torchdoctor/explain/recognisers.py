@@ -180,6 +180,9 @@ class Recogniser:
     # its fallback_facts' hits yield to any other kind but are a failure, not a warning, when nothing else is there
     # (an uncaught C++ exception's abort: no healthy run prints it)
     fallback_fails: bool = False
+    # ... except to kinds that are only consequences of another rank's failure: its fallback names that failure (launch's
+    # verdict on a rank that died without a Python error, beside the lost peer and torchrun's summary)
+    fallback_over_consequences: bool = False
     # read only on a line torch's own "[rankN]:" prefix starts (init_process_group's excepthook: the process had
     # made its process group when it raised)
     prefixed: bool = False

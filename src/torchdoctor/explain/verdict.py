@@ -159,7 +159,7 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
         }
         for kind, kind_hits in list(by_kind.items()):
             facts = BY_KIND[kind].fallback_facts
-            if BY_KIND[kind].fallback_fails and _only_consequences_beside(kind, by_kind, first):
+            if BY_KIND[kind].fallback_over_consequences and _only_consequences_beside(kind, by_kind, first):
                 continue  # the verdict of last resort names a cause where all else is what it led to
             kept = (
                 [h for h in kind_hits if _raised_warning([h]) or not any(f in h.facts for f in facts)]

@@ -337,6 +337,7 @@ RANK_DIED = Recogniser(
     # same log leads; alone (a --log-dir of the report only) it is the failure
     fallback_facts=("died",),
     fallback_fails=True,
+    fallback_over_consequences=True,
     describe=_died,
 )
 
