@@ -97,11 +97,14 @@ def test_checkpoint_recomputation_names_the_attention_backend():
         "saved metadata: {'shape': torch.Size([]), 'dtype': torch.int64, 'device': device(type='cuda', index=0)}\n"
         "recomputed metadata: {'shape': torch.Size([]), 'dtype': torch.uint64, 'device': device(type='cuda', "
         "index=0)}",
-        "activation_checkpoint_recompute",
+        # since session 43 (T63) a library's option leads, as both labelled threads established; the part of the
+        # model that recomputes differently stays named as the other reading
+        "library_option_conflict",
         "likely",
         ["cuDNN", "sdpa_kernel"],
     )
     assert "scaled_dot_product_attention" in found.fix, found.fix
+    assert "log.activation_checkpoint_recompute" in found.details["alternatives"], found.details
 
 
 @pytest.mark.parametrize("stage", ["train", "val", "test", "predict"])

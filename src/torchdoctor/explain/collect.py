@@ -397,13 +397,13 @@ class Collector:
                     # the packages its frames went through below the user's code: whose code called the one that
                     # refused (a library's own model, not the user's)
                     facts = {**facts, "frame_packages": tuple(raised.packages)}
+                    if raised.outermost is not None and raised.outermost.file != raised.raised_in.file:
+                        # raised in a file that other code imported or ran, not in the one started
+                        facts["raised_below_top"] = raised.outermost.file
                 if raised is not None and after_the_failure(raised):
                     # raised by code that ran because an error had already happened (verdict._after_the_failure)
                     how = "ignored" if raised.ignored else "victim" if after_a_victim(raised) else "handling"
                     facts = {**facts, "after_the_failure": how}
-                    if raised.outermost is not None and raised.outermost.file != raised.raised_in.file:
-                        # raised in a file that other code imported or ran, not in the one started
-                        facts["raised_below_top"] = raised.outermost.file
                 if before and recogniser.kind in OUT_OF_MEMORY:
                     # the steps that fitted before it ran out: the lines above it, and the progress lines read
                     # before those (a traceback longer than the lines kept above an error)
