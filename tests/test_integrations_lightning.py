@@ -119,8 +119,11 @@ def test_weights_an_optimizer_step_made_inf_are_called_broken(lm):
     with pytest.raises(InfNanDetected) as error:
         lm.fit(module, lm.DebugUnderflowOverflowCallback(file=io.StringIO()), precision="16-true")
     assert (error.value.module_name, error.value.batch_number) == ("model.0", 1)
-    assert str(error.value).endswith(
+    said = str(error.value)
+    assert (
         "the weights are already broken: model.0.weight, model.0.bias hold infs; no change of precision "
-        f"(keep_in_fp32 included) brings them back\n{BROKEN_WEIGHTS_FIX}"
-    )
+        "(keep_in_fp32 included) brings them back\nbatch 0's forward ran without inf/nan, so its loss, backward or "
+        "optimizer step made them: rerun with check_gradients=True" in said
+    ), said
+    assert said.endswith(f"\n{BROKEN_WEIGHTS_FIX}"), said
     assert BROKEN_WEIGHTS_FIX not in error.value.report

@@ -103,7 +103,10 @@ def test_dump_is_byte_identical_to_transformers():
     # then what to try, which transformers does not say: the weight fc1 holds is broken (fp32 too)
     assert str(our_error) == (
         f"{their_error} First inf/nan in forward of fc1 (Linear), batch 2.\nthe weights are already broken: "
-        f"fc1.weight holds infs; no change of precision (keep_in_fp32 included) brings them back\n{BROKEN_WEIGHTS_FIX}"
+        "fc1.weight holds infs; no change of precision (keep_in_fp32 included) brings them back\n"
+        "batch 1's forward ran without inf/nan, so its loss, backward or optimizer step made them: rerun with "
+        "check_gradients=True to see the first gradient that went bad (a loss that is itself inf/nan, such as the "
+        f"log of 0, shows as the model's own grad_output)\n{BROKEN_WEIGHTS_FIX}"
     )
     assert our_error.batch_number == 2
     assert our_error.module_name == "fc1"
