@@ -27,10 +27,19 @@ for batch in DataLoader(Data(), batch_size=1, num_workers=1):
 
 
 def test_ctrl_c_names_the_line_a_ranks_dataloader_worker_was_stuck_on(tmp_path):
-    returncode, output = launch_interrupted_once_hanging(tmp_path, SCRIPT)
-    assert returncode == 130 and "torchdoctor: interrupted" in output, output[-3000:]
-    assert (
-        "torchdoctor: rank 1 was interrupted at train.py:13 in <module>: for batch in DataLoader(" in output
-    ), output[-3000:]
+    # the worker writes its stack into the rank's note as both take the SIGINT; a loaded machine can end the worker
+    # (its rank's loader shuts it down) before it has: the rank's own line is then all there is. So a second run
+    # where the first lacks it (CI, session 43: one run in several); two misses in a row is the feature broken
+    for attempt in range(2):
+        folder = tmp_path / f"run{attempt}"
+        folder.mkdir()
+        returncode, output = launch_interrupted_once_hanging(folder, SCRIPT)
+        assert returncode == 130 and "torchdoctor: interrupted" in output, output[-3000:]
+        assert (
+            "torchdoctor: rank 1 was interrupted at train.py:13 in <module>: for batch in DataLoader("
+            in output
+        ), output[-3000:]
+        if "(waiting for its DataLoader worker, at " in output:
+            break
     assert "(waiting for its DataLoader worker, at " in output, output[-3000:]
     assert "train.py:11 in __getitem__: time.sleep(120)" in output, output[-3000:]
