@@ -370,6 +370,23 @@ def after_a_victim(raised: Raised) -> bool:
     return False
 
 
+def _printed_below(raised: list[Raised], at: int, also=lambda later: True) -> Raised | None:
+    """The first exception printed within 200 lines below ``raised[at]`` in the same input and rank (that ``also``
+    accepts): the one a report of it (mp.spawn's, a DataLoader's) quotes."""
+    item = raised[at]
+    return next(
+        (
+            later
+            for later in raised[at + 1 :]
+            if later.source == item.source
+            and later.rank == item.rank
+            and 0 < later.line - item.line <= 200
+            and also(later)
+        ),
+        None,
+    )
+
+
 def _unwrapped(raised: list[Raised]) -> list[Raised]:
     """Each "Caught X in DataLoader worker process N" replaced by the worker's original X that follows it,
     mp.spawn's ProcessRaisedException by the spawned process's own exception printed below it, and DCP's "CheckpointException ranks:..." by the first rank's own exception printed below it."""
@@ -399,16 +416,7 @@ def _unwrapped(raised: list[Raised]) -> list[Raised]:
             _SPAWNED.match(item.detail[0]) if item.type == "ProcessRaisedException" and item.detail else None
         )
         if spawned:
-            own = next(
-                (
-                    later
-                    for later in raised[at + 1 :]
-                    if later.source == item.source
-                    and later.rank == item.rank
-                    and 0 < later.line - item.line <= 200
-                ),
-                None,
-            )
+            own = _printed_below(raised, at)
             if (
                 own is not None
             ):  # the spawned process's own exception, printed below the parent's report of it
@@ -419,17 +427,9 @@ def _unwrapped(raised: list[Raised]) -> list[Raised]:
                 continue
         worker = _WORKER.match(item.message)
         if worker:
-            original = next(
-                (
-                    later
-                    for later in raised[at + 1 :]
-                    if later.source == item.source
-                    and later.rank == item.rank
-                    and later.type == worker["type"]
-                    and 0 < later.line - item.line <= 200
-                    and not _WORKER.match(later.message)
-                ),
-                None,
+            kind = worker["type"]
+            original = _printed_below(
+                raised, at, lambda later, kind=kind: later.type == kind and not _WORKER.match(later.message)
             )
             if original is not None:
                 skip.add(id(original))
