@@ -53,11 +53,12 @@ def explain(paths: list[str] | tuple[str, ...] = (), stdin=None) -> list[Finding
             (failed if finding.details.get("kind") == "failed" else hangs).append(finding)
         watched += kept + earlier
     for log in logs(list(paths), stdin):
-        if is_ours and log.path is not None and log.path.resolve().parent in watched and is_ours(log.path):
+        parent = log.path.resolve().parent if log.path is not None and (watched or reported) else None
+        if is_ours and parent in watched and is_ours(log.path):
             continue  # read with its folder: the hang verdict above
-        if log.path is not None and log.path.name == REPORT_FILE and log.path.resolve().parent in reported:
+        if parent in reported and log.path.name == REPORT_FILE:
             continue
-        if log.path is not None and log.path.resolve().parent in earlier:
+        if parent in earlier:
             continue  # an older run's folder (named in a note below): none of its files is this run's log
         if log.path is not None and looks_like_dump(log.head):
             dumps.append(log.path)
