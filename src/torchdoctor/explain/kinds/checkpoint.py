@@ -1739,7 +1739,24 @@ def _class_of_main(hits: list[Hit], ctx: Context) -> bool:
     return first(hits, "class_module") == "__main__" and _through_torch(hits, ctx)
 
 
+def _module_missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    module = first(hits, "module_missing")
+    top = module.split(".")[0]
+    return (
+        f"the checkpoint holds a pickled object whose class lives in module {module}, which the loading program "
+        f"cannot import: the model (or another object) was saved whole, not as a state dict, by code that had "
+        f"{module}" + on_ranks(hits),
+        "torch.save(model) pickles the object by reference to its class (module and name), so torch.load imports "
+        f"{module} as the saving program did. Run from the folder of the project that saved it, where {top} "
+        f"imports ({top}/ with its __init__.py, as the project's own scripts run), or put that folder on "
+        f"PYTHONPATH; if {top} is an installed package, install the release the checkpoint was saved with. "
+        "Better: save model.state_dict() and load it into a model you build (model.load_state_dict(...)).",
+    )
+
+
 def _class_missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "module_missing"):
+        return _module_missing(hits, ctx)
     name = first(hits, "missing_class") or "a class"
     module = first(hits, "class_module") or "its module"
     return (
@@ -1766,11 +1783,17 @@ CHECKPOINT_CLASS_MISSING = Recogniser(
     # a pickled object whose class the named module lacks; torch.load's only beside torch.load in the log
     kind="checkpoint_class_missing",
     title="a checkpoint that pickles a class the loading program lacks",
-    anchors=("Can't get attribute ",),
-    templates=("system:pickle-cannot-get-attribute",),
+    # and find_class's import of the class's module first: "No module named 'models.yolo'" (a yolov5 checkpoint
+    # loaded where the repository's models package does not import), read only where torch.load's unpickler raised it
+    # (collect.py: raised_by_unpickler); elsewhere it is a package not installed (launchers.MISSING_LAUNCHER)
+    anchors=("Can't get attribute ", "No module named '"),
+    templates=("system:pickle-cannot-get-attribute", "system:python-no-module-named"),
     match=R(
-        r"Can't get attribute '(?P<missing_class>[\w.]{1,120})' on <module '(?P<class_module>[\w.]{1,120})'"
+        r"Can't get attribute '(?P<missing_class>[\w.]{1,120})' on <module '(?P<class_module>[\w.]{1,120})'|"
+        r"No module named '(?P<module_missing>(?!torch[.'])[\w.]{1,120})'"
     ),
+    holds=lambda facts: "module_missing" not in facts or bool(facts.get("raised_by_unpickler")),
+    generic=("No module named '",),
     requires=("saw_torch_load",),
     # certain only for a class the saving script defined (__main__) and through torch.load's frames (pytorch#2762,
     # zengqunzhao/MA-Net#5: the maintainers' fix is to define or import the class before torch.load); a class of a
