@@ -1815,6 +1815,45 @@ CHECKPOINT_CLASS_MISSING = Recogniser(
 )
 
 
+def _platform_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    cls = first(hits, "path_class") or "a Path"
+    other = {"WindowsPath": "Windows", "PosixPath": "Linux or macOS"}.get(cls, "another system")
+    here = {"WindowsPath": "Linux or macOS", "PosixPath": "Windows"}.get(cls, "this system")
+    swap = (
+        "pathlib.WindowsPath = pathlib.PosixPath"
+        if cls == "WindowsPath"
+        else "pathlib.PosixPath = pathlib.WindowsPath"
+        if cls == "PosixPath"
+        else "pathlib.<the class named> = type(pathlib.Path())"
+    )
+    return (
+        f"a pathlib {cls} was unpickled on {here}: the file (a checkpoint, a model or data saved whole with "
+        f"torch.save, pickle or a library's save) holds a path made on {other}, and pathlib cannot make that "
+        "system's paths here" + on_ranks(hits),
+        f"Where the file was saved, save plain strings instead of Path objects (str(path) in the hyperparameters, "
+        "the data's or the learner's path attributes; a library's export meant for other machines, such as "
+        f"fastai's learn.export / load_learner, where it has one), or load it here with the class mapped for the "
+        f"load only: `import pathlib; {swap}` before torch.load / pickle.load (undo it afterwards), then re-save "
+        "it without the paths.",
+    )
+
+
+PICKLED_PLATFORM_PATH = Recogniser(
+    # CPython's Lib/pathlib.py (PosixPath / WindowsPath __new__ on the other system): NotImplementedError before
+    # 3.12, pathlib.UnsupportedOperation in 3.12-3.13. In a training log it is a file unpickled on another system
+    # than the one that saved it (ultralytics/yolov5's Windows-trained weights on Linux, fastai's data on Windows)
+    kind="pickled_platform_path",
+    title="a path of another operating system pickled into a saved file",
+    anchors=("cannot instantiate '",),
+    templates=("system:pathlib-cannot-instantiate",),
+    match=R(r"cannot instantiate '(?P<path_class>\w{1,40})' on your system"),
+    # certain where the log shows the unpickling (torch.load's frames or call); else one's own code making the
+    # other system's Path reads the same, though rarely
+    confirm=has_fact("saw_torch_load"),
+    describe=_platform_path,
+)
+
+
 def _safetensors_save(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if all(h.anchor == SAFETENSORS_FRAME for h in hits):
         return _safetensors_cut(hits, ctx)
@@ -1931,6 +1970,7 @@ RECOGNISERS = (
     SHARDED_CHECKPOINT_NOT_CONSOLIDATED,
     CHECKPOINT_TRUNCATED,
     CHECKPOINT_CLASS_MISSING,
+    PICKLED_PLATFORM_PATH,
     META_WEIGHTS_NOT_LOADED,
     CONCURRENT_CHECKPOINT_WRITE,
     DISK_FULL,
