@@ -9,11 +9,10 @@ CPU time's least and most. A busy loop on the same CPU doubles the wall time and
 another CPU it should change nothing, unless the two share a core or a power budget.
 
 Session 44 (2026-12-04, the GPU machine: a 16-vCPU KVM guest, Intel Xeon, "1 thread per core", no cpufreq in the
-guest, load 0.6): CPU 12 alone 2.40-2.92 ms; with a busy loop on CPU 14 4.17 ms, on 13, 14 and 15 3.42 ms, on all
-16 3.55 ms, on 13 2.90 ms; CPU 8 3.40-3.53 ms in every case (something on the host already shared it). The same
-work takes up to 70% more CPU time on a vCPU whose hidden sibling or neighbours are busy: what the straggler watch
-reads as a rank's CPU time for the same work moves with what other vCPUs run (docs/stragglers-measurements.md,
-session 44).
+guest, load 0.2-0.6, two boots): CPU 12 alone 2.40-2.92 ms, 4.17 beside a busy loop on CPU 14 (on the second boot
+2.68 beside it); CPU 9 alone 2.59 ms and 3.78 a second later, CPU 13 alone 2.58 and 4.25. The same work's CPU time
+on one vCPU moves by up to 70% from one second to the next, alone or not: the host's work under the vCPUs, which the
+guest does not see; a rank's CPU time for the same work moves with it (docs/stragglers-measurements.md, session 44).
 """
 
 import multiprocessing
