@@ -28,6 +28,8 @@ def per_rank(verdicts: list[WindowVerdict]) -> dict[int, dict[str, Any]]:
             if w.wait is not None:
                 columns.setdefault("wait", []).append(w.wait)
                 columns.setdefault("late", []).append(w.late)
+            if w.device is not None:  # on CUDA: the device time per step, from CUDA events
+                columns.setdefault("device", []).append(w.device)
             steps[rank] = steps.get(rank, 0) + verdict.steps
             hosts[rank] = w.host
     result = {}
@@ -218,7 +220,11 @@ def _window_facts(verdict: WindowVerdict) -> dict[str, Any]:
 
 
 def _rank_summary(rank: int, r: dict[str, Any]) -> str:
-    return f"rank {rank}: step {r['step']:g} ms, data {r['data']:g}, compute {r['compute']:g}, collectives {r['comm']:g}"
+    device = f" (device {r['device']:g})" if "device" in r else ""
+    return (
+        f"rank {rank}: step {r['step']:g} ms, data {r['data']:g}, compute {r['compute']:g}{device}, "
+        f"collectives {r['comm']:g}"
+    )
 
 
 def _fix(cause: str, rank: int) -> str:

@@ -1,0 +1,144 @@
+"""A rank's device time per step on CUDA, from CUDA events: never a synchronisation, never a collective.
+
+At each step boundary, and just before and after each timed collective (and DDP's gradient reduction), the
+record notes a ``torch.cuda.Event(enable_timing=True)`` on the current stream with the host's time then
+(`DeviceClock.mark`). A step's events are read once its last one is done (``query()``, a few steps later: the
+device runs behind the host), never waited for; a step whose events are not done within `LAG` steps is
+published as unknown (None).
+
+Events give the device's time between two points of the stream, idle or not: a rank whose host is slow leaves
+its stream idle, and the time between its events grows as much as a rank given more device work. So only the
+time the device surely worked is counted (`busy_seconds`): after each point, the time it took to reach that
+point once it was noted (its lag behind the host: everything before it was queued by then, so the device
+worked without a pause until it got there), at most the time between the two points. The lag is the event's
+device time less its host time, offset so that no event is reached before it was noted (the step's, or the
+previous step's end, whichever says more). The time inside collectives (NCCL's kernels waiting for the peers)
+is left out. A lower bound: the device work that ran while the host was still queuing more is not counted, the
+same on every rank.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+LAG = 10  # steps whose device time may be pending; the oldest beyond is published as unknown
+SPANS = 32  # collectives per step bracketed by events; beyond, the step's device time is unknown
+
+
+def busy_seconds(marks: list[tuple[float, float, str]], start_lag: float = 0.0) -> tuple[float, float]:
+    """(seconds the device surely worked in one step, the lag of its last mark) from the step's marks
+    ``(host seconds, device seconds, kind)``, both counted from the step's first mark, in the host's order:
+    kind ``"b"`` before a collective, ``"a"`` after it, anything else a plain point. ``start_lag``: what is
+    known of the first mark's lag (the previous step's last). Between two marks the device surely worked the
+    later mark's lag, at most the device time between them; not inside a collective."""
+    if not marks:
+        return 0.0, start_lag
+    offset = max([start_lag] + [host - device for host, device, _ in marks])  # the first mark's lag
+    busy, depth = 0.0, 0
+    previous = marks[0]
+    depth = 1 if previous[2] == "b" else 0
+    for mark in marks[1:]:
+        host, device, kind = mark
+        lag = max(0.0, device + offset - host)
+        if depth == 0:
+            busy += max(0.0, min(device - previous[1], lag))
+        depth = depth + 1 if kind == "b" else max(0, depth - 1) if kind == "a" else depth
+        previous = mark
+    return busy, max(0.0, marks[-1][1] + offset - marks[-1][0])
+
+
+class DeviceClock:
+    """The events of the steps on one CUDA device, read when done; `DeviceClock.on` makes one where the
+    training runs on CUDA, else None (on CPU no event is ever made)."""
+
+    def __init__(self, torch: Any, device: Any) -> None:
+        self._torch = torch
+        self._device = device
+        self._marks: list[tuple[float, Any, str]] = []  # the running step's: (host time, event, kind)
+        self._spans = 0  # collectives bracketed in the running step
+        self._over = False  # the running step had more than `SPANS` collectives
+        self._pending: list[tuple[list, list]] = []  # (marks, row) of each step not yet read
+        self._lag = 0.0  # the lag of the latest step's end, as read
+
+    @staticmethod
+    def on(parameters: Any) -> DeviceClock | None:
+        """A clock for the CUDA device the first of ``parameters`` (a model's, an optimizer's) lives on, where
+        CUDA is initialised in this process; else None."""
+        torch = sys.modules.get("torch")
+        if torch is None or not torch.cuda.is_initialized():  # never initialised on a CPU build
+            return None
+        for parameter in parameters:
+            device = getattr(parameter, "device", None)
+            if device is not None and device.type == "cuda":
+                return DeviceClock(torch, device)
+            return None
+        return None
+
+    def mark(self, kind: str = "") -> None:
+        """Note an event on the current stream now (kind ``"b"``: before a collective, ``"a"``: after)."""
+        if kind == "b":
+            self._spans += 1
+            self._over = self._over or self._spans > SPANS
+        if self._over and kind:
+            return
+        event = self._torch.cuda.Event(enable_timing=True)
+        event.record(self._torch.cuda.current_stream(self._device))
+        self._marks.append((time.perf_counter(), event, kind))
+
+    def span(self, before: tuple[float, Any], after: tuple[float, Any]) -> None:
+        """Add a collective noted elsewhere (DDP's reduction: ``(host time, event)`` when the rank's last
+        gradient was ready, and when its backward returned)."""
+        self._spans += 1
+        self._over = self._over or self._spans > SPANS
+        if self._over:
+            return
+        self._marks.extend([(before[0], before[1], "b"), (after[0], after[1], "a")])
+
+    def event_now(self) -> tuple[float, Any]:
+        """(host time, an event on the current stream) now, for `span`."""
+        event = self._torch.cuda.Event(enable_timing=True)
+        event.record(self._torch.cuda.current_stream(self._device))
+        return time.perf_counter(), event
+
+    def boundary(self, row: list | None) -> list[list]:
+        """A step is over (``row``: its row, whose last field is its device time, to fill in; None for the first
+        boundary, which starts the first step): note its end, which starts the next step, and read the steps
+        whose events are done. Returns the rows given up on (more than `LAG` pending), left as None."""
+        self.mark()
+        end = self._marks[-1]
+        if row is not None and not self._over:
+            self._pending.append((self._marks, row))
+        self._marks, self._spans, self._over = [(end[0], end[1], "")], 0, False
+        self.read()
+        given_up = []
+        while len(self._pending) > LAG:
+            given_up.append(self._pending.pop(0)[1])
+        return given_up
+
+    def read(self) -> None:
+        """Fill in the device time of the pending steps whose events are all done, oldest first."""
+        while self._pending:
+            marks, row = self._pending[0]
+            if not all(event.query() for _, event, _ in marks):
+                return
+            self._pending.pop(0)
+            first_host, first = marks[0][0], marks[0][1]
+            # sorted by host time: DDP's reduction is added at its end (`span`), its first event noted earlier
+            points = sorted(
+                (
+                    (host - first_host, first.elapsed_time(event) / 1000.0, kind)
+                    for host, event, kind in marks
+                ),
+                key=lambda point: point[0],
+            )
+            row[-1], self._lag = busy_seconds(points, self._lag)
+
+    def pending(self) -> int:
+        """The steps whose device time is not read yet."""
+        return len(self._pending)
+
+    def forget(self) -> None:
+        """Drop every step (the record restarted)."""
+        self._pending, self._marks, self._spans, self._over = [], [], 0, False
