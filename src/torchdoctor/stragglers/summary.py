@@ -87,9 +87,10 @@ def summary_lines(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> 
     lines += collectives_dominate(ranks)
     for rank, r in ranks.items():
         waiting = f", waiting for peers {r['wait']:g}" if "wait" in r else ""
+        device = f" (device {r['device']:g}, from CUDA events)" if "device" in r else ""
         lines.append(
             f"  rank {rank} (host {r['host']}): step {r['step']:g} ms = data {r['data']:g} + compute "
-            f"{r['compute']:g} + collectives {r['comm']:g}{waiting} (medians over {r['steps']} steps)"
+            f"{r['compute']:g}{device} + collectives {r['comm']:g}{waiting} (medians over {r['steps']} steps)"
         )
     return lines
 
