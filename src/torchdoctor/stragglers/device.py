@@ -12,8 +12,9 @@ time the device surely worked is counted (`busy_seconds`): after each point, the
 point once it was noted (its lag behind the host: everything before it was queued by then, so the device
 worked without a pause until it got there), at most the time between the two points. The lag is the event's
 device time less its host time, offset so that no event is reached before it was noted (the step's, or the
-previous step's end, whichever says more). The time inside collectives (NCCL's kernels waiting for the peers)
-is left out. A lower bound: the device work that ran while the host was still queuing more is not counted, the
+previous step's end, whichever says more: once the device caught up with the host anywhere in the run, at a
+``loss.item()``, a wait for data, a gloo collective, its lag is known from there on; a device that never did is
+counted as idle). The time inside collectives (NCCL's kernels waiting for the peers) is left out. A lower bound: the device work that ran while the host was still queuing more is not counted, the
 same on every rank.
 """
 
@@ -133,7 +134,10 @@ class DeviceClock:
                 ),
                 key=lambda point: point[0],
             )
-            row[-1], self._lag = busy_seconds(points, self._lag)
+            row[-1], lag = busy_seconds(points, self._lag)
+            # the step's end was done by now: its lag was no longer (this keeps a drift between the host's clock
+            # and the device's from adding up over the run, as the lag is carried from step to step)
+            self._lag = min(lag, max(0.0, time.perf_counter() - max(host for host, _, _ in marks)))
 
     def pending(self) -> int:
         """The steps whose device time is not read yet."""
