@@ -59,7 +59,9 @@ class DeviceClock:
         self._device = device
         self._marks: list[tuple[float, Any, str]] = []  # the running step's: (host time, event, kind)
         self._spans = 0  # collectives bracketed in the running step
-        self._over = False  # the running step had more than `SPANS` collectives
+        self._over = (
+            False  # the running step's device time is unknown (more than `SPANS` collectives, a graph)
+        )
         self._pending: list[tuple[list, list]] = []  # (marks, row) of each step not yet read
         self._lag = 0.0  # the lag of the latest step's end, as read
 
@@ -77,46 +79,53 @@ class DeviceClock:
             return None
         return None
 
-    def mark(self, kind: str = "") -> None:
-        """Note an event on the current stream now (kind ``"b"``: before a collective, ``"a"``: after)."""
+    def _event(self) -> tuple[float, Any] | None:
+        """(host time, an event on the current stream) now; None while the stream is being captured into a CUDA
+        graph (an event to time may not be recorded there: the step's device time is then unknown)."""
+        if self._torch.cuda.is_current_stream_capturing():
+            return None
+        now = time.perf_counter()  # before the record: the device cannot reach the event earlier
+        event = self._torch.cuda.Event(enable_timing=True)
+        event.record(self._torch.cuda.current_stream(self._device))
+        return now, event
+
+    def mark(self, kind: str) -> None:
+        """Note an event on the current stream now: kind ``"b"`` before a collective, ``"a"`` after it."""
         if kind == "b":
             self._spans += 1
             self._over = self._over or self._spans > SPANS
-        if self._over and kind:
+        if self._over:
             return
-        event = self._torch.cuda.Event(enable_timing=True)
-        event.record(self._torch.cuda.current_stream(self._device))
-        self._marks.append((time.perf_counter(), event, kind))
+        noted = self._event()
+        if noted is None:
+            self._over = True
+            return
+        self._marks.append((*noted, kind))
 
-    def span(self, before: tuple[float, Any], after: tuple[float, Any]) -> None:
+    def event_now(self) -> tuple[float, Any] | None:
+        """(host time, an event on the current stream) now, for `span` (None while capturing a CUDA graph)."""
+        return self._event()
+
+    def span(self, before: tuple[float, Any] | None, after: tuple[float, Any] | None) -> None:
         """Add a collective noted elsewhere (DDP's reduction: ``(host time, event)`` when the rank's last
-        gradient was ready, and when its backward returned)."""
+        gradient was ready, and when its backward returned; None where none could be noted)."""
         self._spans += 1
-        self._over = self._over or self._spans > SPANS
+        self._over = self._over or self._spans > SPANS or before is None or after is None
         if self._over:
             return
         self._marks.extend([(before[0], before[1], "b"), (after[0], after[1], "a")])
 
-    def event_now(self) -> tuple[float, Any]:
-        """(host time, an event on the current stream) now, for `span`."""
-        event = self._torch.cuda.Event(enable_timing=True)
-        event.record(self._torch.cuda.current_stream(self._device))
-        return time.perf_counter(), event
-
-    def boundary(self, row: list | None) -> list[list]:
+    def boundary(self, row: list | None) -> None:
         """A step is over (``row``: its row, whose last field is its device time, to fill in; None for the first
         boundary, which starts the first step): note its end, which starts the next step, and read the steps
-        whose events are done. Returns the rows given up on (more than `LAG` pending), left as None."""
-        self.mark()
-        end = self._marks[-1]
-        if row is not None and not self._over:
-            self._pending.append((self._marks, row))
-        self._marks, self._spans, self._over = [(end[0], end[1], "")], 0, False
+        whose events are done. More than `LAG` pending: the oldest is given up on (its device time stays None)."""
+        end = self._event()
+        if row is not None and not self._over and end is not None and self._marks:
+            self._pending.append((self._marks + [(*end, "")], row))
+        self._marks, self._spans = ([(*end, "")] if end is not None else []), 0
+        self._over = end is None  # no start noted: the next step's device time is unknown
         self.read()
-        given_up = []
-        while len(self._pending) > LAG:
-            given_up.append(self._pending.pop(0)[1])
-        return given_up
+        del self._pending[:-LAG]
 
     def read(self) -> None:
         """Fill in the device time of the pending steps whose events are all done, oldest first."""

@@ -239,9 +239,8 @@ def _timed(original: Callable, record: StepRecord, group_position: int | None) -
             entry = record.arrived(group_key(group), time.time())
         else:
             entry = None
-        clock = (
-            record.device
-        )  # its stream's time in the collective (NCCL's kernels waiting) is not device work
+        # on CUDA its stream's time in the collective (NCCL's kernels waiting for the peers) is not device work
+        clock = record.device
         if clock is not None:
             clock.mark("b")
         start, cpu = time.perf_counter(), time.thread_time()
@@ -301,7 +300,7 @@ def _hook_ddp(record: StepRecord) -> None:
             result = original_backward(*args, **kwargs)
         except BaseException:
             for timing in pending:
-                timing.ready = None
+                timing.ready = timing.ready_event = None
             pending.clear()
             raise
         finally:
@@ -310,7 +309,7 @@ def _hook_ddp(record: StepRecord) -> None:
             done, done_wall = time.perf_counter(), time.time()
             clock = record.device
             for timing in pending:
-                if clock is not None and timing.sync and timing.ready_event is not None:
+                if clock is not None and timing.sync:  # the device's time in the reduction: not its work
                     clock.span(timing.ready_event, clock.event_now())
                 timing.ready_event = None
                 timing.reduced(record, done, done_wall, _bucket_sent)
