@@ -105,15 +105,15 @@ phase_d() {  # training runs under launch: debug mode over NCCL, the straggler w
 
 phase_f() {  # issue 21: the straggler watch's device time from CUDA events (gloo, 2 ranks sharing the one GPU)
     local run
-    for run in healthy: device:AMOUNT=0.3 host:HOST_WORK=0.3; do
+    for run in healthy: device:AMOUNT=0.3 host:HOST_WORK=0.5; do
         # planted from step 80: after the first 20 steps (start-up) and the 40 that make each rank's usual
         (
             export BACKEND=gloo STEPS=150 SLOW_FROM=80 SLOW_RANK=1 ${run#*:}
-            step "stragglers-cuda-${run%%:*}" 90 $TD launch --stragglers --stragglers-dir \
+            step "stragglers-cuda-${run%%:*}" 75 $TD launch --stragglers --stragglers-dir \
                 "$W/stragglers-cuda-${run%%:*}" --nproc-per-node 2 "$HERE/ddp_train.py"
         )
     done
-    step stragglers-cuda-rows 60 $PY "$HERE/device_rows.py" "$W"/stragglers-cuda-*/stragglers-windows.jsonl
+    step stragglers-cuda-rows 15 $PY "$HERE/device_rows.py" "$W"/stragglers-cuda-*/stragglers-windows.jsonl
     step straggler-overhead-cuda 60 $PY benchmarks/straggler_overhead.py --device cuda --pairs 12 --hook-pairs 12
 }
 
