@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 LAG = 10  # steps whose device time may be pending; the oldest beyond is published as unknown
-SPANS = 32  # collectives per step bracketed by events; beyond, the step's device time is unknown
+SPANS = 128  # collectives per step bracketed by events (FSDP: a wait per layer); beyond, its device time is unknown
 
 
 def busy_seconds(marks: list[tuple[float, float, str]], start_lag: float = 0.0) -> tuple[float, float]:

@@ -239,8 +239,9 @@ def _timed(original: Callable, record: StepRecord, group_position: int | None) -
             entry = record.arrived(group_key(group), time.time())
         else:
             entry = None
-        # on CUDA its stream's time in the collective (NCCL's kernels waiting for the peers) is not device work
-        clock = record.device
+        # on CUDA its stream's time in the collective (NCCL's kernels waiting for the peers) is not device work;
+        # one started with async_op=True holds the stream only when it is waited on (`_hook_waits`)
+        clock = None if kwargs.get("async_op") else record.device
         if clock is not None:
             clock.mark("b")
         start, cpu = time.perf_counter(), time.thread_time()

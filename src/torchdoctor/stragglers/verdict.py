@@ -347,10 +347,12 @@ def judge_stretch(
     peers_parts: dict[int, list[list[float]]] = {}
     threads_excesses = [_threads_excess(v) for v in windows if v.first_step >= WARMUP]  # once, not per rank
     judged = [v for v in windows if v.first_step >= WARMUP]
-    # on CUDA, every rank's device time known over the whole stretch: the device time is judged (`GPU`), and the
-    # training thread's CPU time is the host's (`CAUSE_ON_DEVICE`)
+    # on CUDA, every rank's device time known over the whole stretch: the device time is judged (`GPU`); on CUDA
+    # the training thread's CPU time is the host's (`CAUSE_ON_DEVICE`), and not judged where the device time is not
+    # known on every rank (then nothing tells a host that spins waiting for a slower device from more CPU work)
     device = bool(judged) and all(v.on_device for v in judged)
-    cause_of = CAUSE_ON_DEVICE if device else CAUSE_OF
+    cuda = any(v.on_cuda for v in judged)
+    cause_of = CAUSE_ON_DEVICE if cuda else CAUSE_OF
     sharing = sharing_cpus(windows[-1].ranks) if windows else {}
     for verdict in windows:
         if verdict.first_step < WARMUP:
@@ -400,6 +402,7 @@ def judge_stretch(
                 name in ("own", "work", "preempted", "awake")
                 or not habit[k][2]
                 or (name == "gpu" and not device)
+                or (name == "cpu" and cuda and not device)
             ):
                 continue
             values, middle, error = _beyond_usual(rows, k, habit)
@@ -468,7 +471,7 @@ def judge_stretch(
     slower, rank, part, middle, threads = best
     habit = usual[rank] if usual is not None else None
     text = _cause_text(
-        part, mine[rank], peers_parts[rank], habit[PARTS.index(part)][0] if habit else 0.0, device
+        part, mine[rank], peers_parts[rank], habit[PARTS.index(part)][0] if habit else 0.0, cuda
     )
     if part == "transfer" and threads >= middle:
         text += (
