@@ -9,7 +9,7 @@ import torch
 
 from torchdoctor.stragglers.device import DeviceClock, busy_seconds
 from torchdoctor.stragglers.record import FIELDS, StepRecord
-from torchdoctor.stragglers.summary import per_rank, summary_lines
+from torchdoctor.stragglers.summary import findings, per_rank, summary_lines
 from torchdoctor.stragglers.verdict import judge_stretch
 from torchdoctor.stragglers.window import judge_window, on_device
 
@@ -157,6 +157,8 @@ def test_the_end_summary_and_the_json_say_each_ranks_device_time_where_known():
     assert any(
         "compute 42.95 (device 29.99, from CUDA events)" in line for line in summary_lines(windows, [])
     )
+    rank1 = next(f for f in findings(windows, []) if f.id == "dist.straggler.rank1")  # --json
+    assert rank1.details["device"] == ranks[1]["device"] and "compute 42.95 (device 29.99)" in rank1.summary
     assert "device" not in per_rank(stretch(slow=1, cpu_device=True))[0]
 
 
