@@ -20,8 +20,10 @@ same on every rank.
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 LAG = 10  # steps whose device time may be pending; the oldest beyond is published as unknown
@@ -50,6 +52,24 @@ def busy_seconds(marks: list[tuple[float, float, str]], start_lag: float = 0.0) 
     return busy, max(0.0, marks[-1][1] + offset - marks[-1][0])
 
 
+def _guarded(method: Callable) -> Callable:
+    """A clock's method that never breaks the training: where CUDA refuses a call (a graph captured from another
+    thread, a device that failed), the clock stops, and the device times from then on are unknown (None)."""
+
+    @functools.wraps(method)
+    def guarded(self: DeviceClock, *args: Any) -> Any:
+        if self.stopped:
+            return None
+        try:
+            return method(self, *args)
+        except Exception as error:  # noqa: BLE001 - whatever CUDA raised: the training goes on without the clock
+            self.stopped = str(error) or type(error).__name__
+            self._pending, self._marks = [], []
+            return None
+
+    return guarded
+
+
 class DeviceClock:
     """The events of the steps on one CUDA device, read when done; `DeviceClock.on` makes one where the
     training runs on CUDA, else None (on CPU no event is ever made)."""
@@ -59,11 +79,10 @@ class DeviceClock:
         self._device = device
         self._marks: list[tuple[float, Any, str]] = []  # the running step's: (host time, event, kind)
         self._spans = 0  # collectives bracketed in the running step
-        self._over = (
-            False  # the running step's device time is unknown (more than `SPANS` collectives, a graph)
-        )
+        self._over = False  # the running step's device time is unknown (over `SPANS` collectives, a graph)
         self._pending: list[tuple[list, list]] = []  # (marks, row) of each step not yet read
         self._lag = 0.0  # the lag of the latest step's end, as read
+        self.stopped = ""  # why the clock stopped (`_guarded`), or ""
 
     @staticmethod
     def on(parameters: Any) -> DeviceClock | None:
@@ -89,6 +108,7 @@ class DeviceClock:
         event.record(self._torch.cuda.current_stream(self._device))
         return now, event
 
+    @_guarded
     def mark(self, kind: str) -> None:
         """Note an event on the current stream now: kind ``"b"`` before a collective, ``"a"`` after it."""
         if kind == "b":
@@ -102,10 +122,12 @@ class DeviceClock:
             return
         self._marks.append((*noted, kind))
 
+    @_guarded
     def event_now(self) -> tuple[float, Any] | None:
         """(host time, an event on the current stream) now, for `span` (None while capturing a CUDA graph)."""
         return self._event()
 
+    @_guarded
     def span(self, before: tuple[float, Any] | None, after: tuple[float, Any] | None) -> None:
         """Add a collective noted elsewhere (DDP's reduction: ``(host time, event)`` when the rank's last
         gradient was ready, and when its backward returned; None where none could be noted)."""
@@ -115,6 +137,7 @@ class DeviceClock:
             return
         self._marks.extend([(before[0], before[1], "b"), (after[0], after[1], "a")])
 
+    @_guarded
     def boundary(self, row: list | None) -> None:
         """A step is over (``row``: its row, whose last field is its device time, to fill in; None for the first
         boundary, which starts the first step): note its end, which starts the next step, and read the steps
@@ -124,9 +147,11 @@ class DeviceClock:
             self._pending.append((self._marks + [(*end, "")], row))
         self._marks, self._spans = ([(*end, "")] if end is not None else []), 0
         self._over = end is None  # no start noted: the next step's device time is unknown
-        self.read()
+        if end is not None:  # not while capturing: a query() may be refused then
+            self.read()
         del self._pending[:-LAG]
 
+    @_guarded
     def read(self) -> None:
         """Fill in the device time of the pending steps whose events are all done, oldest first."""
         while self._pending:
