@@ -105,10 +105,11 @@ phase_d() {  # training runs under launch: debug mode over NCCL, the straggler w
 
 phase_f() {  # issue 21: the straggler watch's device time from CUDA events (gloo, 2 ranks sharing the one GPU)
     local run
-    for run in healthy: device:AMOUNT=0.3 host:HOST_WORK=0.5; do
-        # planted from step 80: after the first 20 steps (start-up) and the 40 that make each rank's usual
+    for run in healthy:STEPS=150 device:AMOUNT=0.3 host:HOST_WORK=0.5; do
+        # healthy: 150 steps. Planted on rank 1 from step 80, after the first 20 (start-up) and the 40 that make each
+        # rank's usual; 100 slowed steps: a 40-step stretch, and two windows in a row for `device` and `host` (PERSIST)
         (
-            export BACKEND=gloo STEPS=150 SLOW_FROM=80 SLOW_RANK=1 ${run#*:}
+            export BACKEND=gloo STEPS=180 SLOW_FROM=80 SLOW_RANK=1 ${run#*:}
             step "stragglers-cuda-${run%%:*}" 75 $TD launch --stragglers --stragglers-dir \
                 "$W/stragglers-cuda-${run%%:*}" --nproc-per-node 2 "$HERE/ddp_train.py"
         )
