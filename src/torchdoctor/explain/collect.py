@@ -411,6 +411,8 @@ class Collector:
                     if raised.outermost is not None and raised.outermost.file != raised.raised_in.file:
                         # raised in a file that other code imported or ran, not in the one started
                         facts["raised_below_top"] = raised.outermost.file
+                    if recogniser.raised_facts is not None:
+                        facts = {**facts, **recogniser.raised_facts(raised)}
                 if raised is not None and after_the_failure(raised):
                     # raised by code that ran because an error had already happened (verdict._after_the_failure)
                     how = "ignored" if raised.ignored else "victim" if after_a_victim(raised) else "handling"
