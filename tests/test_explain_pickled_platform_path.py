@@ -91,3 +91,32 @@ def test_a_torch_load_elsewhere_in_the_log_does_not_make_a_quoted_error_certain(
         "NotImplementedError: cannot instantiate 'PosixPath' on your system\n"
     )
     assert found.id == "log.pickled_platform_path" and found.details["confidence"] == "likely", found.summary
+
+
+# a notebook's traceback (IPython's "File path:line, in function" frames): torch.load's frames there, certain; the
+# cell's own WindowsPath(...) call, no reading of this kind
+def test_a_notebooks_traceback_shows_the_load_or_the_cells_own_call():
+    pathlib_frame = (
+        "File /usr/lib/python3.10/pathlib.py:962, in Path.__new__(cls, *args, **kwargs)\n"
+        '--> 962     raise NotImplementedError("cannot instantiate %r on your system"\n'
+        "\n"
+        "NotImplementedError: cannot instantiate 'WindowsPath' on your system\n"
+    )
+    loaded = (
+        "NotImplementedError                       Traceback (most recent call last)\n"
+        "Cell In[3], line 2\n"
+        '----> 2 model = torch.load("best.pt", map_location="cpu")\n'
+        "\n"
+        "File /usr/local/lib/python3.10/site-packages/torch/serialization.py:1438, in _load(zip_file, map_location)\n"
+        "-> 1438 result = unpickler.load()\n"
+        "\n"
+    )
+    made = (
+        "NotImplementedError                       Traceback (most recent call last)\n"
+        "Cell In[3], line 2\n"
+        '----> 2 root = WindowsPath("C:/data")\n'
+        "\n"
+    )
+    found = explained(loaded + pathlib_frame)
+    assert found.id == "log.pickled_platform_path" and found.details["confidence"] == "certain", found.summary
+    assert explained(made + pathlib_frame).id != "log.pickled_platform_path"
