@@ -62,7 +62,15 @@ _PRINTF = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|z|j|t|L)?([diouxXeEfgG
 _BRACES = re.compile(r"\{([^{}]*)\}")
 _NUMBER_BEFORE = re.compile(
     r"(?:\b(?:rank|size|device|ordinal|count|number|world_size|step|epoch|index|node|port|exitcode|exit code|code|"
-    r"signal|status|errno|version|pid|id)\s*[:=]?\s*\(?|[=#\[(])\s*$",
+    r"signal|status|errno|version|pid|id|process|task|line|detected|length|value|pos|than|at most|stage|steps|"
+    r"gpu|gpus|target|classes,|target_names,|nc|0-|dimension|element|elements|position|row)\s*[:=]?\s*\(?|[=#\[(]|"
+    r"\dx|\d x|\[\d+,|\b(?:not|have|but was|0 to)|\.(?:cc|cpp|cu|h|c|py):)\s*$",
+    re.IGNORECASE,
+)
+# what follows a number: a unit, a shape's "x" ("{}x{}"), the things it counts ("{} rows", "{} channels")
+_NUMBER_AFTER = re.compile(
+    r"(?:ms|kB|x\{|x\d| x |\s(?:seconds?|bytes|rows|elements|channels|classes|columns|tokens|members|files|"
+    r"oom[-_]kill|has to be|pixels|vs|Killed)\b)",
     re.IGNORECASE,
 )
 PYTHON_SOURCES = (
@@ -96,7 +104,7 @@ def _value(before: str, conversion: str, after: str = "") -> str:
         return "model"
     if re.match(r"D\b|-dimensional", after):  # "expected 4D input (got {}D input)": a number of dimensions
         return "3"
-    return "3" if _NUMBER_BEFORE.search(before) else "model"  # %s, {}
+    return "3" if _NUMBER_BEFORE.search(before) or _NUMBER_AFTER.match(after) else "model"  # %s, {}
 
 
 def render(text: str) -> str:
@@ -108,11 +116,11 @@ def render(text: str) -> str:
         out.append(text[at : match.start()])
         before = "".join(out)[-40:]
         if match.group(1):  # printf
-            out.append(_value(before, match.group(1), text[match.end() : match.end() + 12]))
+            out.append(_value(before, match.group(1), text[match.end() : match.end() + 20]))
         else:
             name = (match.group(2) or "").strip()
             if name.isdigit() or not name:
-                out.append(_value(before, "s", text[match.end() : match.end() + 12]))
+                out.append(_value(before, "s", text[match.end() : match.end() + 20]))
             elif re.fullmatch(r"[\w.]+(?:\(\))?", name):
                 out.append(name.split(".")[-1].rstrip("()"))
             else:
