@@ -73,6 +73,20 @@ _NUMBER_AFTER = re.compile(
     r"oom[-_]kill|has to be|pixels|vs|Killed)\b)",
     re.IGNORECASE,
 )
+# placeholders whose words say what they hold, filled as a real line has them: a CUDA kernel's block and thread
+# (Loss.cu: "block: [0,0,0], thread: [5,0,0]"), a peer's address (NCCL's "Connect to 10.0.0.2<45678>", gloo's
+# "[10.0.0.2]:45678"), a dtype (the second one another: "expected scalar type Float but found Half")
+_DTYPE_BEFORE = re.compile(
+    r"(?:\b(?:dtype|scalar type)|(?:dtype|type)\b[^{}]{0,40}(?:got:?|!=|and|expected|found)|\w+ type \()\s*$"
+)
+CUDA_KERNEL = "/pytorch/aten/src/ATen/native/cuda/Loss.cu:92: operator()"
+_FILLS = (
+    (re.compile(r"\b(?:block|thread): \[$"), "0,0,0"),
+    (re.compile(r"\b[Cc]onnect to $"), "10.0.0.2<45678>"),
+    (re.compile(r"\btimeout \[$"), "10.0.0.2"),
+    (re.compile(r"\btimeout \[[\d.]+\]:$"), "45678"),
+    (_DTYPE_BEFORE, lambda before: "Half" if "Float" in before else "Float"),
+)
 PYTHON_SOURCES = (
     "torch",
     "torch_cpp",
@@ -100,6 +114,11 @@ def _value(before: str, conversion: str, after: str = "") -> str:
         return "0x7f3a2c000000"
     if conversion in "eEfgGa":
         return "1.50"
+    if after.startswith(": block: ["):  # the device-side assert's kernel: its file, line and function
+        return CUDA_KERNEL
+    for words, value in _FILLS:
+        if words.search(before):
+            return value(before) if callable(value) else value
     if after.startswith("("):
         return "model"
     if re.match(r"D\b|-dimensional", after):  # "expected 4D input (got {}D input)": a number of dimensions
@@ -233,6 +252,10 @@ def audit(forms: tuple[str, ...] = ("bare", "printed")) -> list[Result]:
     for templates in load().values():
         for template in templates:
             line = render(template.text)
+            if line.startswith(
+                "Assertion `"
+            ):  # a CUDA_KERNEL_ASSERT: the device prints where it failed first
+                line = f"{CUDA_KERNEL}: block: [0,0,0], thread: [0,0,0] {line}"
             lines = {"bare": line, "printed": printed(template, line), "summary": in_summary(template, line)}
             seen: dict[str, tuple[str, str]] = {}
             for form in forms:
