@@ -26,6 +26,17 @@ def test_argparse_refusing_a_scripts_own_option_is_the_launch_command_likely():
     assert "--batch_size 32" in found.summary and "--help" in found.fix
 
 
+def test_hfargumentparser_refusing_a_scripts_own_option_is_the_launch_command_likely():
+    # transformers/hf_argparser.py parse_args_into_dataclasses: the arguments no dataclass field takes
+    found = explained(
+        "ValueError: "
+        + filled("transformers:arguments-not-used-by-hfargumentparser", "['--lora_rank', '8']")
+        + "\n"
+    )
+    assert (found.id, found.details["confidence"]) == ("log.launch_command", "likely"), found.summary
+    assert "HfArgumentParser" in found.fix
+
+
 def test_argparse_refusing_the_launchers_local_rank_stays_local_rank_argument():
     found = explained(filled("system:argparse-unrecognized-arguments", "train.py", "--local-rank=0") + "\n")
     assert found.id == "log.local_rank_argument", found.summary
