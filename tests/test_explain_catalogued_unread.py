@@ -54,6 +54,15 @@ def test_argparse_refusing_a_notebook_kernels_arguments_stays_argparse_in_notebo
     assert found.id == "log.argparse_in_notebook", found.summary
 
 
+def test_an_arrow_formatted_map_returning_a_dict_is_the_map_function_output():
+    # datasets/iterable_dataset.py (2.14.7-3.0.2): a map over an IterableDataset formatted as arrow
+    found = explained(
+        "TypeError: " + filled("datasets:provided-function-which-is-applied-to-4", "<class 'dict'>") + "\n"
+    )
+    assert found.id == "log.map_function_output", found.summary
+    assert "pyarrow.Table" in found.summary and "with_format" in found.fix
+
+
 def test_the_audit_fills_a_pid_a_shape_and_a_dtype_as_real_lines_hold_them():
     assert certainty_audit.render("Out of memory: Killed process {} ({}) total-vm:{}kB").startswith(
         "Out of memory: Killed process 3 (3) total-vm:3kB"
