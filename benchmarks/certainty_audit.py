@@ -256,6 +256,10 @@ def audit(forms: tuple[str, ...] = ("bare", "printed")) -> list[Result]:
                 "Assertion `"
             ):  # a CUDA_KERNEL_ASSERT: the device prints where it failed first
                 line = f"{CUDA_KERNEL}: block: [0,0,0], thread: [0,0,0] {line}"
+            if (
+                template.source == "cuda_runtime"
+            ):  # cudaGetErrorString's words, as torch's C10_CUDA_CHECK prints them
+                line = f"CUDA error: {line}"
             lines = {"bare": line, "printed": printed(template, line), "summary": in_summary(template, line)}
             seen: dict[str, tuple[str, str]] = {}
             for form in forms:
