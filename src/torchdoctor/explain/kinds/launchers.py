@@ -467,7 +467,8 @@ def _script_args(facts: dict, hits: list[Hit]) -> tuple[str, str]:
         "another release of the script (a README or a job script newer or older than the checkout), or a "
         "launcher's option written after the script's path (the launcher's options go before it: torchrun "
         f"--nproc_per_node=2 {prog or '<script>'} <script args>). A value split by the shell (a space or a glob unquoted) "
-        "is read as an extra argument too: quote it.",
+        "is read as an extra argument too: quote it; a '\\r' among them is a job script saved with Windows line ends "
+        "(run dos2unix on it).",
     )
 
 
