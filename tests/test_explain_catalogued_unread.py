@@ -63,6 +63,13 @@ def test_an_arrow_formatted_map_returning_a_dict_is_the_map_function_output():
     assert "pyarrow.Table" in found.summary and "with_format" in found.fix
 
 
+def test_a_storage_bucket_the_hub_does_not_have_is_a_missing_data_path_likely():
+    # datasets/load.py: an hf://buckets/ path whose bucket is not there (or not readable with this token)
+    found = explained(filled("datasets:bucket-doesn-exist-on-the-hub", "acme/raw-audio") + "\n")
+    assert (found.id, found.details["confidence"]) == ("log.data_path_missing", "likely"), found.summary
+    assert "storage bucket 'acme/raw-audio'" in found.summary and "HF_TOKEN" in found.fix
+
+
 def test_the_audit_fills_a_pid_a_shape_and_a_dtype_as_real_lines_hold_them():
     assert certainty_audit.render("Out of memory: Killed process {} ({}) total-vm:{}kB").startswith(
         "Out of memory: Killed process 3 (3) total-vm:3kB"
