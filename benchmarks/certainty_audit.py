@@ -62,8 +62,30 @@ _PRINTF = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|z|j|t|L)?([diouxXeEfgG
 _BRACES = re.compile(r"\{([^{}]*)\}")
 _NUMBER_BEFORE = re.compile(
     r"(?:\b(?:rank|size|device|ordinal|count|number|world_size|step|epoch|index|node|port|exitcode|exit code|code|"
-    r"signal|status|errno|version|pid|id)\s*[:=]?\s*\(?|[=#\[(])\s*$",
+    r"signal|status|errno|version|pid|id|process|task|line|detected|length|value|pos|than|at most|stage|steps|"
+    r"gpu|gpus|target|classes,|target_names,|nc|0-|dimension|element|elements|position|row)\s*[:=]?\s*\(?|[=#\[(]|"
+    r"\dx|\d x|\[\d+,|\b(?:not|have|but was|0 to)|\.(?:cc|cpp|cu|h|c|py):)\s*$",
     re.IGNORECASE,
+)
+# what follows a number: a unit, a shape's "x" ("{}x{}"), the things it counts ("{} rows", "{} channels")
+_NUMBER_AFTER = re.compile(
+    r"(?:ms|kB|x\{|x\d| x |\s(?:seconds?|bytes|rows|elements|channels|classes|columns|tokens|members|files|"
+    r"oom[-_]kill|has to be|pixels|vs|Killed)\b)",
+    re.IGNORECASE,
+)
+# placeholders whose words say what they hold, filled as a real line has them: a CUDA kernel's block and thread
+# (Loss.cu: "block: [0,0,0], thread: [5,0,0]"), a peer's address (NCCL's "Connect to 10.0.0.2<45678>", gloo's
+# "[10.0.0.2]:45678"), a dtype (the second one another: "expected scalar type Float but found Half")
+_DTYPE_BEFORE = re.compile(
+    r"(?:\b(?:dtype|scalar type)|(?:dtype|type)\b[^{}]{0,40}(?:got:?|!=|and|expected|found)|\w+ type \()\s*$"
+)
+CUDA_KERNEL = "/pytorch/aten/src/ATen/native/cuda/Loss.cu:92: operator()"
+_FILLS = (
+    (re.compile(r"\b(?:block|thread): \[$"), "0,0,0"),
+    (re.compile(r"\b[Cc]onnect to $"), "10.0.0.2<45678>"),
+    (re.compile(r"\btimeout \[$"), "10.0.0.2"),
+    (re.compile(r"\btimeout \[[\d.]+\]:$"), "45678"),
+    (_DTYPE_BEFORE, lambda before: "Half" if "Float" in before else "Float"),
 )
 PYTHON_SOURCES = (
     "torch",
@@ -92,11 +114,16 @@ def _value(before: str, conversion: str, after: str = "") -> str:
         return "0x7f3a2c000000"
     if conversion in "eEfgGa":
         return "1.50"
+    if after.startswith(": block: ["):  # the device-side assert's kernel: its file, line and function
+        return CUDA_KERNEL
+    for words, value in _FILLS:
+        if words.search(before):
+            return value(before) if callable(value) else value
     if after.startswith("("):
         return "model"
     if re.match(r"D\b|-dimensional", after):  # "expected 4D input (got {}D input)": a number of dimensions
         return "3"
-    return "3" if _NUMBER_BEFORE.search(before) else "model"  # %s, {}
+    return "3" if _NUMBER_BEFORE.search(before) or _NUMBER_AFTER.match(after) else "model"  # %s, {}
 
 
 def render(text: str) -> str:
@@ -108,11 +135,11 @@ def render(text: str) -> str:
         out.append(text[at : match.start()])
         before = "".join(out)[-40:]
         if match.group(1):  # printf
-            out.append(_value(before, match.group(1), text[match.end() : match.end() + 12]))
+            out.append(_value(before, match.group(1), text[match.end() : match.end() + 20]))
         else:
             name = (match.group(2) or "").strip()
             if name.isdigit() or not name:
-                out.append(_value(before, "s", text[match.end() : match.end() + 12]))
+                out.append(_value(before, "s", text[match.end() : match.end() + 20]))
             elif re.fullmatch(r"[\w.]+(?:\(\))?", name):
                 out.append(name.split(".")[-1].rstrip("()"))
             else:
@@ -225,6 +252,14 @@ def audit(forms: tuple[str, ...] = ("bare", "printed")) -> list[Result]:
     for templates in load().values():
         for template in templates:
             line = render(template.text)
+            if line.startswith(
+                "Assertion `"
+            ):  # a CUDA_KERNEL_ASSERT: the device prints where it failed first
+                line = f"{CUDA_KERNEL}: block: [0,0,0], thread: [0,0,0] {line}"
+            if (
+                template.source == "cuda_runtime"
+            ):  # cudaGetErrorString's words, as torch's C10_CUDA_CHECK prints them
+                line = f"CUDA error: {line}"
             lines = {"bare": line, "printed": printed(template, line), "summary": in_summary(template, line)}
             seen: dict[str, tuple[str, str]] = {}
             for form in forms:

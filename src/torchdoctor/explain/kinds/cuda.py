@@ -1264,6 +1264,7 @@ DEVICE_ASSERT = Recogniser(
         "cuda_runtime:device-side-assert",
         "aten:nll-loss-cuda-target-assert",
         "aten:nll-loss-cuda-no-reduce-target-assert",
+        "torch_cuda:nll-loss-cur-target-in-range",  # the same assert, with the device's prefix
         "torch_native:thc-cublas-execution-failed",
         "torch_native:cublas-status-execution-failed",
         "torch_native:cudnn-status-execution-failed",

@@ -99,7 +99,8 @@ _MISSING = R(
     r"Couldn't find a dataset script at (?P<hf_local>[^\n{}]{1,300}?) or any data file in the same directory|"
     r"Couldn't find any data file at (?P<hf_data_dir>[^\n{}]{1,300}?)\.(?: |$)|"
     # ...or a name the Hub does not have, or not for this token (a private or gated dataset): likely
-    r"Dataset '(?P<hf_hub>[^'\n{}]{1,200})' doesn't exist on the Hub|"
+    # (datasets' hf://buckets/ paths: a storage bucket's name, the same refusal)
+    r"(?:Dataset|(?P<hf_bucket>Bucket)) '(?P<hf_hub>[^'\n{}]{1,200})' doesn't exist on the Hub|"
     # an image cv2.imread could not read (None, no exception) asked for its size
     r"'NoneType' object has no attribute '(?P<none_image>shape)'|"
     # ...or handed to OpenCV, whose first check of its input refuses an empty image
@@ -268,6 +269,13 @@ def _torchvision_not_found(hits: list[Hit]) -> tuple[str, str]:
 
 def _hf_missing(hits: list[Hit]) -> tuple[str, str]:
     hub = first(hits, "hf_hub") or first(hits, "hf_either")
+    if hub and first(hits, "hf_bucket"):
+        return (
+            f"datasets could not find storage bucket '{hub}' on the Hugging Face Hub: no such bucket, or one this "
+            "run may not read" + on_ranks(hits),
+            "Check the bucket's name in the hf://buckets/<owner>/<name> path (as huggingface.co lists it) and that "
+            "the run's token can read it: a private bucket needs huggingface-cli login or HF_TOKEN on every node.",
+        )
     if hub:
         return (
             f"load_dataset could not find dataset '{hub}' on the Hugging Face Hub: no such name, or one this run "
@@ -454,6 +462,7 @@ DATA_PATH_MISSING = Recogniser(
         "datasets:couldn-find-dataset-script-at-or",
         "datasets:couldn-find-any-data-file-at",
         "datasets:dataset-doesn-exist-on-the-hub",
+        "datasets:bucket-doesn-exist-on-the-hub",
         "datasets:unable-to-find",
         "datasets:unable-to-find-at",
         "third_party:opencv-imread-none-shape",

@@ -174,6 +174,14 @@ def _map_output(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "not one example's values). Or drop batched=True and return one example's dict.",
         )
     got = first(hits, "map_output_type", "")
+    if first(hits, "map_arrow"):
+        return (
+            f"a map function over pyarrow tables returned a {got or 'value'} where datasets takes a pyarrow.Table"
+            + on_ranks(hits),
+            "The dataset is formatted as arrow (.with_format('arrow')), so the function given to map gets a "
+            "pyarrow.Table and must return one: build it with pa.Table.from_pydict({...}) or table.append_column(...), "
+            "or drop the arrow format (.with_format(None)) and return a dict of columns.",
+        )
     return (
         "a map function returned "
         + (f"a {got}" if got else "something other than a dict")
@@ -306,11 +314,14 @@ MAP_FUNCTION_OUTPUT = Recogniser(
         "datasets:provided-function-which-is-applied-to",
         "datasets:provided-function-which-is-applied-to-2",
         "datasets:provided-function-which-is-applied-to-3",
+        "datasets:provided-function-which-is-applied-to-4",
     ),
     title="a dataset map function that does not return the example's columns",
     anchors=("Provided `function` which is applied to ",),
     match=R(
-        r"Provided `function` which is applied to (?:all elements of table|\S{1,40}) returns a variable of type "
+        # iterable_dataset.py 2.14.7-3.0.2: an arrow-formatted map's function ("applied to pyarrow tables")
+        r"Provided `function` which is applied to (?:(?P<map_arrow>pyarrow tables)|all elements of table|\S{1,40}) "
+        r"returns a variable of type "
         r"(?P<map_output_type><class '[\w.]{1,80}'>|[\w.]{1,80})|"
         r"(?P<batched_output>When using `batched=True`, make sure provided `function` returns a `dict` of types)"
     ),

@@ -453,6 +453,25 @@ def _nproc_invalid(facts: dict, hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _script_args(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    """argparse refusing options the program's parser does not define (Lib/argparse.py: "unrecognized
+    arguments: ..."): the command line, not the code, is what to change."""
+    prog = facts.get("prog", "").strip()
+    options = facts["script_args"].split(": ", 1)[1].strip()[:200]
+    parser = "transformers' HfArgumentParser" if "HfArgumentParser" in facts["script_args"] else "argparse"
+    return (
+        f"{prog or 'the script'}'s command line has options its parser does not define: {options}"
+        + on_ranks(hits),
+        f"{prog or 'The script'} ({parser}) stops on any option its parser has no argument (or dataclass field) "
+        f"for. Compare the command with `python {prog or '<script>'} --help`: the spelling (--batch_size and --batch-size are two options), an option of "
+        "another release of the script (a README or a job script newer or older than the checkout), or a "
+        "launcher's option written after the script's path (the launcher's options go before it: torchrun "
+        f"--nproc_per_node=2 {prog or '<script>'} <script args>). A value split by the shell (a space or a glob unquoted) "
+        "is read as an extra argument too: quote it; a '\\r' among them is a job script saved with Windows line ends "
+        "(run dos2unix on it).",
+    )
+
+
 def _launch_command(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     for key, what, fix in LAUNCHER_REFUSALS:
@@ -487,6 +506,8 @@ def _launch_command(hits: list[Hit], ctx: Context) -> tuple[str, str]:
                 else ""
             ),
         )
+    if facts.get("script_args"):
+        return _script_args(facts, hits)
     prog = facts.get("prog", "train.py")
     summary = f"{prog} received the launcher's own options ({facts.get('options', '').strip()[:120]})"
     fix = (
@@ -502,6 +523,7 @@ LAUNCH_COMMAND = Recogniser(
     title="malformed launch command",
     anchors=(
         "unrecognized arguments: ",
+        "not used by the HfArgumentParser: ",
         "Hostfile is empty or not formatted correctly",
         "Bad hostfile text",
         "no extra nodes available via hostfile",
@@ -615,6 +637,7 @@ LAUNCH_COMMAND = Recogniser(
     ),
     templates=(
         "system:argparse-unrecognized-arguments",
+        "transformers:arguments-not-used-by-hfargumentparser",
         # deepspeed/launcher/runner.py: the hostfile the multi-node launcher reads
         "deepspeed:hostfile-is-empty-or-not-formatted",
         "deepspeed:bad-hostfile-text",
@@ -793,6 +816,12 @@ LAUNCH_COMMAND = Recogniser(
         r"`store_true` or `store_false`[^\n]{0,60}|You need to provide an aws_access_key_id and "
         r"aws_secret_access_key when not using aws_profile)|"
         r"(?P<fire_arg>Could not consume arg: (?![^\n]{0,300}?(?:--|–|—)local[_-]rank)[^\n]{1,200})|"
+        # CPython argparse (Lib/argparse.py parse_args) refusing the script's own command line, and transformers'
+        # HfArgumentParser (hf_argparser.py parse_args_into_dataclasses) the arguments no dataclass field takes: an
+        # option its parser does not define (not the launcher's --local_rank, local_rank_argument's; not a launcher's own options)
+        r"(?P<script_args>(?:unrecognized arguments|not used by the HfArgumentParser): (?![^\n]{0,300}?(?:(?:--|–|—)local[_-]rank|"
+        + LAUNCHER_OPTIONS
+        + r"))[^\n]{1,300})|"
         r"(?P<yacs_py>Python module from file [^\n{}]{1,300} must have 'cfg' attr)|"
         r"(?P<accelerate_config_keys>A `distributed_type` must be specified in the config file\.)|"
         r"No such file or directory: '(?P<acc_default_config>[^'\n]{0,300}[/\\]accelerate[/\\]default_config\.(?:yaml|json))'"
@@ -828,6 +857,7 @@ LAUNCH_COMMAND = Recogniser(
             or h.facts.get("acc_default_config")
             or h.facts.get("ds_ssh_remote")
             or h.facts.get("mpi_daemons")
+            or h.facts.get("script_args")
             for h in hits
         )
         or (any(h.facts.get("mpi_daemons") for h in hits) and any(h.facts.get("ssh_denied") for h in hits))
