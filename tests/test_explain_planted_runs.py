@@ -125,6 +125,23 @@ EXPECTED = {
         None,
         ["(in its mp.spawn process 1): ValueError", "mnist_ddp.py:88 in train"],
     ),
+    # recorded in session 44 (user17): the public examples as written, cut only for a CPU machine without the hub
+    "none_item": (
+        "collate_none_sample",
+        "collate_none_sample",
+        ["returned as None", "rank 0", "multigpu_torchrun.py:60 in _run_epoch: for source, targets in"],
+    ),
+    "rank0_metric": (
+        "rank_divergence",
+        None,
+        ["a rank never made that gather", "is_main_process", "nlp_example.py:191 in training_function"],
+    ),
+    "label_one_rank": (
+        "label_out_of_range",
+        None,
+        ["(2)", "rank 1", "nlp_example.py:173 in training_function"],
+    ),
+    "numpy_noise": ("dtype_mismatch", None, ["Double and Float", "autoencoder.py:134 in forward"]),
 }
 
 
@@ -321,3 +338,22 @@ def test_one_ranks_log_whose_cleanup_failed_after_it_lost_its_peer_says_the_caus
     assert lead.id == "log.peer_closed" and "the cause is not in this log" in lead.summary, lead.summary
     assert save.id == "log.checkpoint_save_folder" and save.status == "warn", save.summary
     assert "raised after this rank lost its peer" in save.summary
+
+
+def test_a_none_sample_is_read_only_where_torchs_collate_raised_it():
+    # CPython's len(None) / None[key] are any code's: the sample's reading needs collate.py's frame under them
+    frames = (
+        "Traceback (most recent call last):\n"
+        '  File "/env/lib/python3.11/site-packages/torch/utils/data/_utils/collate.py", line 171, in collate\n'
+        "    {key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map) for key in elem}\n"
+        "TypeError: 'NoneType' object is not subscriptable\n"
+    )
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(frames.encode()))
+    assert lead.id == "log.collate_none_sample" and "among dict samples" in lead.summary, lead.summary
+    assert lead.details["confidence"] == "likely"
+    own = frames.replace(
+        "/env/lib/python3.11/site-packages/torch/utils/data/_utils/collate.py", "/work/train.py"
+    )
+    for near in (own, "TypeError: object of type 'NoneType' has no len()\n"):
+        (other, *_) = explain(["-"], stdin=io.BytesIO(near.encode()))
+        assert other.id != "log.collate_none_sample", other.summary

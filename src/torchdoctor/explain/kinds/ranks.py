@@ -641,10 +641,21 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         # every rank joined accelerate's gather: the same call, with tensors of different shapes; no branch to
         # decide on one rank (found with gather_for_metrics over batches split by hand under plain torchrun: the
         # last batch held 2 samples on rank 0, 1 on rank 1)
-        summary += "; in accelerate's gather: the ranks' tensors differ in shape"
+        # ... or one rank never made that gather: gloo's check aborts the same way when the other rank is in
+        # another collective (found with accelerate's nlp_example.py evaluating on the main process alone, the
+        # other rank gone on to DDP's all_reduce in its next backward: tests/fixtures/planted_runs/rank0_metric);
+        # the aborted rank prints no traceback, so the log cannot tell which
+        summary += (
+            "; in accelerate's gather: the ranks' tensors differ in shape, or a rank never made that gather (it "
+            "ran another collective)"
+        )
         fix = (
-            "accelerator.gather and gather_for_metrics take a tensor of one shape on every rank. Two usual "
-            "causes:\n"
+            "accelerator.gather and gather_for_metrics take a tensor of one shape on every rank, and every rank "
+            "must make the call. The usual causes:\n"
+            "- the evaluation (or the gather) under `if accelerator.is_main_process:` or another rank condition: "
+            "the other ranks go on to their next collective (the next backward's all_reduce), whose sizes differ. "
+            "Run the evaluation loop and gather_for_metrics on every rank; keep only the print or the save under "
+            "the condition (accelerator.print prints once).\n"
             "- an uneven last batch (the data split by hand, a DataLoader not passed to accelerator.prepare, "
             "even_batches=False): prepare the DataLoader (model, loader = accelerator.prepare(model, loader)); "
             "every rank then gets batches of the same size, and gather_for_metrics drops the samples repeated to "
