@@ -129,18 +129,34 @@ EXPECTED = {
     "none_item": (
         "collate_none_sample",
         "collate_none_sample",
-        ["returned as None", "rank 0", "multigpu_torchrun.py:60 in _run_epoch: for source, targets in"],
+        ["returned as None", "rank 0", "multigpu_torchrun.py:61 in _run_epoch: for source, targets in"],
     ),
     "rank0_metric": (
         "rank_divergence",
         None,
-        ["a rank never made that gather", "is_main_process", "nlp_example.py:191 in training_function"],
+        ["a rank never made that gather", "is_main_process", "nlp_example.py:195 in training_function"],
     ),
     "label_one_rank": (
         "label_out_of_range",
         None,
-        ["(2)", "rank 1", "nlp_example.py:173 in training_function"],
+        ["(2)", "rank 1", "nlp_example.py:177 in training_function"],
     ),
+    "unused_head": (
+        "ddp_unused_parameters",
+        None,
+        ["parameter indices 41 42", "DistributedDataParallelKwargs(find_unused_parameters=True)"],
+    ),
+    # accelerate's prepare() made the wrapper: its own way to save the inner model
+    "module_prefix": (
+        "state_dict_keys",
+        None,
+        [
+            "'module.'",
+            "accelerator.unwrap_model(model).state_dict()",
+            "nlp_example.py:208 in training_function",
+        ],
+    ),
+    "local_rank": ("local_rank_argument", None, ["--local-rank", "LOCAL_RANK"]),
     "numpy_noise": ("dtype_mismatch", None, ["Double and Float", "autoencoder.py:134 in forward"]),
 }
 
