@@ -274,6 +274,25 @@ def test_the_planted_save_run_live_on_this_torch_reads_as_its_recording(tmp_path
     )
 
 
+def test_the_none_sample_run_live_on_this_torch_reads_as_its_recording(tmp_path):
+    # pytorch/examples' ddp-tutorial-series as fetched (cut for CPU): torch's collate still fails on a None sample
+    # amid tuples in CPython's words, in a worker, and the loop that read the DataLoader is the user's line
+    from helpers import TORCHRUN
+
+    script = RUNS / "scripts" / "multigpu_torchrun.py"
+    done = subprocess.run(
+        [TORCHRUN, "--standalone", "--nproc_per_node", "2", str(script), "1", "1"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "OMP_NUM_THREADS": "1", "FAULT": "none_item"},
+    )
+    assert done.returncode != 0
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(done.stdout + done.stderr))
+    assert lead.id == "log.collate_none_sample", _said(lead)
+    assert "multigpu_torchrun.py:61 in _run_epoch" in lead.fix, lead.fix
+
+
 @pytest.mark.parametrize("fault", ["finally_hides", "del_hides"])
 def test_an_error_of_the_cleanup_after_the_failure_follows_the_error_that_started_it(fault):
     # a `finally` (or a `__del__`) saving into a folder that is not there failed on every rank after rank 1's
