@@ -134,7 +134,7 @@ EXPECTED = {
     "rank0_metric": (
         "rank_divergence",
         None,
-        ["a rank never made that gather", "is_main_process", "nlp_example.py:195 in training_function"],
+        ["a rank never made that gather", "is_main_process", "nlp_example.py:199 in training_function"],
     ),
     "label_one_rank": (
         "label_out_of_range",
@@ -153,8 +153,14 @@ EXPECTED = {
         [
             "'module.'",
             "accelerator.unwrap_model(model).state_dict()",
-            "nlp_example.py:208 in training_function",
+            "nlp_example.py:212 in training_function",
         ],
+    ),
+    # the peer exited 0: the cause is the call rank 0 made alone, at its line, not another rank's error elsewhere
+    "rank0_final_eval": (
+        "peer_closed",
+        None,
+        ["the peer finished without an error", "nlp_example.py:197 in training_function", "if rank == 0:"],
     ),
     "local_rank": ("local_rank_argument", None, ["--local-rank", "LOCAL_RANK"]),
     "numpy_noise": ("dtype_mismatch", None, ["Double and Float", "autoencoder.py:134 in forward"]),
@@ -373,6 +379,12 @@ def test_one_ranks_log_whose_cleanup_failed_after_it_lost_its_peer_says_the_caus
     assert lead.id == "log.peer_closed" and "the cause is not in this log" in lead.summary, lead.summary
     assert save.id == "log.checkpoint_save_folder" and save.status == "warn", save.summary
     assert "raised after this rank lost its peer" in save.summary
+
+
+def test_a_peer_that_finished_without_an_error_is_not_said_to_hold_a_cause_elsewhere():
+    (lead, *_) = explain([str(RUNS / "rank0_final_eval" / "console.txt")])
+    assert "the cause is not in this log" not in lead.summary, lead.summary
+    assert "read that rank's own log" not in lead.fix and "cause" not in lead.details, lead.fix
 
 
 def test_a_none_sample_is_read_only_where_torchs_collate_raised_it():

@@ -22,7 +22,7 @@ from torchdoctor.explain import (
 from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds import BY_KIND, train, waiting_calls, watchdog_report
 from torchdoctor.explain.kinds import ranks as ranks_kind
-from torchdoctor.explain.kinds.ranks import every_rank_waited, peer_ended_quietly
+from torchdoctor.explain.kinds.ranks import every_rank_waited, peer_ended_quietly, peer_finished
 from torchdoctor.explain.ranks import hit_rank
 from torchdoctor.explain.recognisers import Alternative, Context, Hit
 from torchdoctor.findings import Finding
@@ -298,7 +298,10 @@ def _finding(
         draft.details["versions"] = versions  # what the log says it ran with, for the person reading -v
     for extra in _EXTRAS:
         extra(draft, kind, o, ctx, raised)
-    _follows_from(draft, kind, o, every_rank_waited(kind_hits, ctx))
+    # a collective every rank waited in, or a peer that finished without an error: the cause is the call the
+    # log names, not another rank's error to look for (found with accelerate's nlp_example.py evaluating once on
+    # the main process alone: planted_runs/rank0_final_eval)
+    _follows_from(draft, kind, o, every_rank_waited(kind_hits, ctx) or peer_finished(kind_hits, ctx))
     return Finding(f"log.{draft.led_by or kind}", draft.status, draft.summary, draft.details, draft.fix)
 
 

@@ -966,6 +966,13 @@ def every_rank_waited(hits: list[Hit], ctx: Context) -> bool:
     return bool(story["all_waited"]) and not story["late"] and not story.get("stuck_s")
 
 
+def peer_finished(hits: list[Hit], ctx: Context) -> bool:
+    """True when torchrun's summary names no other failed rank beside the one whose peer closed the connection:
+    the peer exited 0 (a signal or an error would be listed), so the cause is the call this rank made and the
+    peer did not, at the line this rank waited at, not another rank's error to be found elsewhere."""
+    return bool(ctx.facts.get("no_other_failures")) and any("peer_line" in h.facts for h in hits)
+
+
 def peer_ended_quietly(hits: list[Hit], ctx: Context) -> bool:
     """True when the peer that closed the connection ended without an error: torchrun names no other failed
     rank, or every other rank's log is in the input and none shows one (what _peer_gone says in words)."""
