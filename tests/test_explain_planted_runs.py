@@ -162,8 +162,19 @@ EXPECTED = {
         None,
         ["the peer finished without an error", "nlp_example.py:197 in training_function", "if rank == 0:"],
     ),
+    # rank 0 timed out in its lone all_gather and closed its connections: rank 1's closed connection follows
+    "rank0_all_gather": (
+        "collective_timeout",
+        None,
+        [
+            "Rank 1 never got there",
+            "lightning/pytorch/strategies/ddp.py:303 in barrier",
+            "autoencoder.py:148 in on_validation_epoch_end",
+            "never under `if self.global_rank == 0:`",
+        ],
+    ),
     "local_rank": ("local_rank_argument", None, ["--local-rank", "LOCAL_RANK"]),
-    "numpy_noise": ("dtype_mismatch", None, ["Double and Float", "autoencoder.py:134 in forward"]),
+    "numpy_noise": ("dtype_mismatch", None, ["Double and Float", "autoencoder.py:136 in forward"]),
 }
 
 
@@ -385,6 +396,15 @@ def test_a_peer_that_finished_without_an_error_is_not_said_to_hold_a_cause_elsew
     (lead, *_) = explain([str(RUNS / "rank0_final_eval" / "console.txt")])
     assert "the cause is not in this log" not in lead.summary, lead.summary
     assert "read that rank's own log" not in lead.fix and "cause" not in lead.details, lead.fix
+
+
+def test_the_connection_a_timed_out_rank_closed_follows_its_timeout_whichever_was_printed_first():
+    found = explain([str(RUNS / "rank0_all_gather" / "console.txt")])
+    closed = next(f for f in found if f.id == "log.peer_closed")
+    assert closed.status == "warn" and closed.details["consequence_of"] == "log.collective_timeout", (
+        closed.summary
+    )
+    assert "the cause is not in this log" not in found[0].summary, found[0].summary
 
 
 def test_a_none_sample_is_read_only_where_torchs_collate_raised_it():
