@@ -374,4 +374,9 @@ class Tally:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt as stopped:  # Ctrl-C or SIGTERM (a time limit): the cells printed so far stand
+        sys.exit(
+            f"straggler_sweep: stopped ({stopped or 'Ctrl-C'}); the cells above are the runs that finished"
+        )

@@ -93,9 +93,14 @@ def test_the_imbalance_names_the_gpus_and_leaves_the_weak_one_out():
     assert "GPU 1 has under 75% of GPU 0's" in found.summary and "CUDA_VISIBLE_DEVICES=0" in found.fix
 
 
-# the imbalance before the error it led to: the error is the finding (5876's thrust out-of-memory is not known)
-def test_the_imbalance_beside_an_error_is_not_the_finding():
-    assert lead("5876.txt").id != "log.mismatched_gpus"
+# the imbalance before the error it led to: the error is the finding. 5876's is Thrust's out-of-memory (a kernel
+# launch's cudaErrorMemoryAllocation, no GPU named): read as cuda_oom since session 44 (T65), the imbalance above it
+# choosing the reading (the weak GPU ran out), cuda_oom's own named after it
+def test_the_imbalance_above_an_out_of_memory_outside_the_allocator_chooses_its_reading():
+    found = lead("5876.txt")
+    assert found.id == "log.mismatched_gpus" and found.details["kind"] == "mismatched_gpus", found.summary
+    assert found.details["confidence"] == "likely" and "log.cuda_oom" in found.details["alternatives"]
+    assert "GPU 0 has under 75% of GPU 1's" in found.summary and "CUDA_VISIBLE_DEVICES" in found.fix
 
 
 # decord's check in video_reader.cc, as mmaction2's loader printed it (open-mmlab/mmaction2#1001)

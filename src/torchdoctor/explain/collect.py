@@ -153,6 +153,12 @@ _SHORT_ANCHORS = {
 }
 
 
+# torch/serialization.py's unpickling: torch.load's _load / _legacy_load running `unpickler.load()` (torch 1.x) or
+# its UnpicklerWrapper.find_class (1.13+), whose imports are the modules a pickled object's class lives in
+_UNPICKLING = re.compile(r"torch[/\\]serialization\.py$")
+_UNPICKLER_CALL = re.compile(r"^find_class |unpickler\.load\(\)")
+
+
 def places(line: str) -> set[int]:
     """The places in RECOGNISERS of the recognisers whose anchors ``line`` holds."""
     grams = {line[i : i + _GRAM] for i in range(len(line) - _GRAM + 1)}
@@ -395,6 +401,11 @@ class Collector:
                         if raised.raised_code.lstrip().startswith("from ."):
                             # a relative import: the package importing one of its own modules
                             facts["raised_in_relative_import"] = raised.raised_code.strip()
+                        if _UNPICKLING.search(raised.raised_in.file) and _UNPICKLER_CALL.search(
+                            f"{raised.raised_in.function} {raised.raised_code}"
+                        ):
+                            # torch.load's unpickler importing what the pickle names: the checkpoint's, not torch's
+                            facts["raised_by_unpickler"] = True
                     else:  # the user's own file, a local copy of a package's, or the standard library's
                         facts = {**facts, "raised_in_file": raised.raised_in.file}
                     facts["asked_in_package"] = asking_package(raised.frames)

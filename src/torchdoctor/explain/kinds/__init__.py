@@ -525,6 +525,15 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     ("deepspeed", re.compile(r"(?P<saw_deepspeed>\bdeepspeed[\\/.]|\bdeepspeed\b)")),
     ("DeepSpeed", re.compile(r"(?P<saw_deepspeed>DeepSpeed)")),
     ("DataParallel", re.compile(r"(?P<saw_dataparallel>(?<!Distributed)DataParallel)")),
+    # DataParallel's warning that its GPUs are unequal, printed once as it is built, long before the GPU that is
+    # too small runs out (cuda.py's CUDA_OOM names it); printed over four lines
+    (
+        "There is an imbalance between your GPUs",
+        re.compile(
+            r"There is an imbalance between your GPUs\. You may want to exclude GPU (?P<imbalance_weak_gpu>\d+) "
+            r"which\s+has less than 75% of the memory or cores of GPU (?P<imbalance_strong_gpu>\d+)"
+        ),
+    ),
     # Lightning's fit stopping before its loop: a training loader of no batch (empty_batches.DATALOADER_EMPTY)
     (
         "No training batches",

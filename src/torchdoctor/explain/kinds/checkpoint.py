@@ -1746,7 +1746,24 @@ def _class_of_main(hits: list[Hit], ctx: Context) -> bool:
     return first(hits, "class_module") == "__main__" and _through_torch(hits, ctx)
 
 
+def _module_missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    module = first(hits, "module_missing")
+    top = module.split(".")[0]
+    return (
+        f"the checkpoint holds a pickled object whose class lives in module {module}, which the loading program "
+        f"cannot import: the model (or another object) was saved whole, not as a state dict, by code that had "
+        f"{module}" + on_ranks(hits),
+        "torch.save(model) pickles the object by reference to its class (module and name), so torch.load imports "
+        f"{module} as the saving program did. Run from the folder of the project that saved it, where {top} "
+        f"imports ({top}/ with its __init__.py, as the project's own scripts run), or put that folder on "
+        f"PYTHONPATH; if {top} is an installed package, install the release the checkpoint was saved with. "
+        "Better: save model.state_dict() and load it into a model you build (model.load_state_dict(...)).",
+    )
+
+
 def _class_missing(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if first(hits, "module_missing"):
+        return _module_missing(hits, ctx)
     name = first(hits, "missing_class") or "a class"
     module = first(hits, "class_module") or "its module"
     return (
@@ -1773,11 +1790,17 @@ CHECKPOINT_CLASS_MISSING = Recogniser(
     # a pickled object whose class the named module lacks; torch.load's only beside torch.load in the log
     kind="checkpoint_class_missing",
     title="a checkpoint that pickles a class the loading program lacks",
-    anchors=("Can't get attribute ",),
-    templates=("system:pickle-cannot-get-attribute",),
+    # and find_class's import of the class's module first: "No module named 'models.yolo'" (a yolov5 checkpoint
+    # loaded where the repository's models package does not import), read only where torch.load's unpickler raised it
+    # (collect.py: raised_by_unpickler); elsewhere it is a package not installed (launchers.MISSING_LAUNCHER)
+    anchors=("Can't get attribute ", "No module named '"),
+    templates=("system:pickle-cannot-get-attribute", "system:python-no-module-named"),
     match=R(
-        r"Can't get attribute '(?P<missing_class>[\w.]{1,120})' on <module '(?P<class_module>[\w.]{1,120})'"
+        r"Can't get attribute '(?P<missing_class>[\w.]{1,120})' on <module '(?P<class_module>[\w.]{1,120})'|"
+        r"No module named '(?P<module_missing>(?!torch[.'])[\w.]{1,120})'"
     ),
+    holds=lambda facts: "module_missing" not in facts or bool(facts.get("raised_by_unpickler")),
+    generic=("No module named '",),
     requires=("saw_torch_load",),
     # certain only for a class the saving script defined (__main__) and through torch.load's frames (pytorch#2762,
     # zengqunzhao/MA-Net#5: the maintainers' fix is to define or import the class before torch.load); a class of a
@@ -1796,6 +1819,45 @@ CHECKPOINT_CLASS_MISSING = Recogniser(
         ),
     ),
     describe=_class_missing,
+)
+
+
+def _platform_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    cls = first(hits, "path_class") or "a Path"
+    other = {"WindowsPath": "Windows", "PosixPath": "Linux or macOS"}.get(cls, "another system")
+    here = {"WindowsPath": "Linux or macOS", "PosixPath": "Windows"}.get(cls, "this system")
+    swap = (
+        "pathlib.WindowsPath = pathlib.PosixPath"
+        if cls == "WindowsPath"
+        else "pathlib.PosixPath = pathlib.WindowsPath"
+        if cls == "PosixPath"
+        else "pathlib.<the class named> = type(pathlib.Path())"
+    )
+    return (
+        f"a pathlib {cls} was unpickled on {here}: the file (a checkpoint, a model or data saved whole with "
+        f"torch.save, pickle or a library's save) holds a path made on {other}, and pathlib cannot make that "
+        "system's paths here" + on_ranks(hits),
+        f"Where the file was saved, save plain strings instead of Path objects (str(path) in the hyperparameters, "
+        "the data's or the learner's path attributes; a library's export meant for other machines, such as "
+        f"fastai's learn.export / load_learner, where it has one), or load it here with the class mapped for the "
+        f"load only: `import pathlib; {swap}` before torch.load / pickle.load (undo it afterwards), then re-save "
+        "it without the paths.",
+    )
+
+
+PICKLED_PLATFORM_PATH = Recogniser(
+    # CPython's Lib/pathlib.py (PosixPath / WindowsPath __new__ on the other system): NotImplementedError before
+    # 3.12, pathlib.UnsupportedOperation in 3.12-3.13. In a training log it is a file unpickled on another system
+    # than the one that saved it (ultralytics/yolov5's Windows-trained weights on Linux, fastai's data on Windows)
+    kind="pickled_platform_path",
+    title="a path of another operating system pickled into a saved file",
+    anchors=("cannot instantiate '",),
+    templates=("system:pathlib-cannot-instantiate",),
+    match=R(r"cannot instantiate '(?P<path_class>\w{1,40})' on your system"),
+    # certain where the log shows the unpickling (torch.load's frames or call); else one's own code making the
+    # other system's Path reads the same, though rarely
+    confirm=has_fact("saw_torch_load"),
+    describe=_platform_path,
 )
 
 
@@ -1915,6 +1977,7 @@ RECOGNISERS = (
     SHARDED_CHECKPOINT_NOT_CONSOLIDATED,
     CHECKPOINT_TRUNCATED,
     CHECKPOINT_CLASS_MISSING,
+    PICKLED_PLATFORM_PATH,
     META_WEIGHTS_NOT_LOADED,
     CONCURRENT_CHECKPOINT_WRITE,
     DISK_FULL,

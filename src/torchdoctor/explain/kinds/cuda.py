@@ -325,6 +325,7 @@ CUDA_OOM = Recogniser(
         "torch_cuda:cublas-not-initialized-cublascreate",
         # NCCL src/include/alloc.h (2.14+): its own buffers' cudaMalloc / cuMem allocation failed
         "nccl:failed-to-cuda-malloc-bytes",
+        "third_party:thrust-bulk-launch-out-of-memory",
     ),
     title="CUDA out of memory",
     anchors=(
@@ -332,6 +333,7 @@ CUDA_OOM = Recogniser(
         "OutOfMemoryError",
         "CUDA error: out of memory",
         "Cuda failure 'out of memory'",
+        "triple_chevron_launcher::launch(): out of memory",
         " 'out of memory'",  # NCCL 2.19+'s CUCHECK: "Cuda failure 2 'out of memory'" (the driver's number)
         "CUBLAS_STATUS_ALLOC_FAILED",
         "HIP out of memory",
@@ -355,6 +357,7 @@ CUDA_OOM = Recogniser(
     match=R(
         r"CUDA out of memory|torch(?:\.cuda)?\.OutOfMemoryError|CUDA error: out of memory|"
         r"Cuda failure (?:\d{1,4} )?'out of memory'|CUBLAS_STATUS_ALLOC_FAILED|HIP out of memory|"
+        r"triple_chevron_launcher::launch\(\): out of memory|"
         r"CUDNN_STATUS_ALLOC_FAILED|Failed to CUDA malloc \d+ bytes|"
         + _CUDNN_START.pattern
         + "|"
@@ -366,7 +369,9 @@ CUDA_OOM = Recogniser(
         _CUDNN_ENGINE,
         _CUBLAS_START,
         R(r"Failed to CUDA malloc (?P<nccl_malloc>\d+) bytes"),
-        R(r"(?P<runtime_oom>CUDA error: out of memory)"),
+        # Thrust's bulk launcher (CUDA 7-8) words cudaErrorMemoryAllocation from a kernel launch as its own
+        # system_error: outside the caching allocator too
+        R(r"(?P<runtime_oom>CUDA error: out of memory|triple_chevron_launcher::launch\(\): out of memory)"),
         R(r"Tried to allocate " + _size("request")),
         # a thousand GiB or more (torch's format_size never goes past GiB): no GPU holds it
         R(r"Tried to allocate (?P<impossible_gpu_request>\d{4,}(?:\.\d+)? ?GiB|\d+(?:\.\d+)? ?[TPE]iB)"),
@@ -472,6 +477,23 @@ CUDA_OOM = Recogniser(
             "No GPU has that much memory, so a smaller batch will not help: the last frames of the traceback name "
             "the operation that asked; print the shapes it was given.",
             when=("impossible_gpu_request",),
+        ),
+        # torch/nn/parallel/data_parallel.py (_check_balance) warns once, as DataParallel is built, that one GPU
+        # has under 75% of another's memory or cores; DataParallel then gives every GPU an equal share of each
+        # batch (and gathers the outputs on the first), so the weak GPU is the one that runs out. An allocation
+        # failure outside the allocator (no GPU named) after that warning is read so; the allocator's own "CUDA out
+        # of memory ... GPU N" names the GPU and stays certain
+        Alternative(
+            "mismatched_gpus",
+            "DataParallel over unequal GPUs, the weak one running out first",
+            "DataParallel gives every GPU an equal share of each batch, so the GPU with less memory runs out first: "
+            "leave it out, CUDA_VISIBLE_DEVICES=<the strong GPUs> python train.py, or DataParallel(model, "
+            "device_ids=[...]) listing only matched GPUs (nvidia-smi lists them; a display GPU is often the small "
+            "one).",
+            when=("imbalance_weak_gpu",),
+            first_when=("runtime_oom", "imbalance_weak_gpu"),
+            because="DataParallel warned that GPU {imbalance_weak_gpu} has under 75% of GPU "
+            "{imbalance_strong_gpu}'s memory or cores",
         ),
     ),
     describe=_oom,

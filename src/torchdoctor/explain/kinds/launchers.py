@@ -1401,6 +1401,8 @@ MISSING_LAUNCHER = Recogniser(
     ),
     # a bfloat16 call cuBLAS refused as unsupported: bf16_unsupported's line (cuda.BF16_UNSUPPORTED reads it)
     reject=cublas_build.BF16,
+    # a module torch.load's unpickler imports is the checkpoint's pickled class's (checkpoint.CHECKPOINT_CLASS_MISSING)
+    holds=lambda facts: not facts.get("raised_by_unpickler"),
     confirm=_not_an_old_torch,
     also=(
         Alternative(

@@ -237,6 +237,32 @@ def _broadcast(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
+# the optimizer's own update in the traceback: a frame of torch.optim's update functions (torch 2's
+# _single_tensor_adam, _multi_tensor_sgd, _fused_adamw: not the step wrapper or step() itself, which a closure's loss
+# passes through too) or a code line updating a state tensor (Adam's exp_avg and exp_avg_sq, torch 1's SGD
+# buf.mul_(momentum), momentum_buffer), torch's or a project's own optimizer. An elementwise size check failing there
+# is a state tensor whose size is not its parameter's: the state was loaded for another model or parameter order
+OPTIMIZER_UPDATE = R(
+    r"(?P<optimizer_update>, in _(?:single_tensor|multi_tensor|fused)_\w{1,20}|"
+    r"\b(?:max_)?exp_avg(?:_sq)?s?\b|\bmomentum_buffer\b|\bbuf\.mul_\(momentum\))"
+)
+# torch/optim/optimizer.py's load_state_dict maps the saved state to the parameters by position, group by group; it
+# checks the groups' sizes, not each tensor's, so a state loaded for parameters in another order (or another model
+# with as many) loads silently and fails at the first update, on the elementwise check of the state and the gradient
+OPTIMIZER_STATE = Alternative(
+    "optimizer_group_mismatch",
+    "optimizer state loaded for other parameters (another model, or the same parameters in another order)",
+    "The update combined a parameter's gradient with a state tensor of another size: the optimizer state came "
+    "from a checkpoint whose parameters do not line up with this optimizer's, which load_state_dict matches by "
+    "position only. Build the model and the optimizer exactly as when the checkpoint was saved (the same "
+    "architecture and config, the same parameters in the same order and groups, the same frozen layers, "
+    "resize_token_embeddings or added heads before the optimizer is built), or resume from the weights alone "
+    "and leave the optimizer fresh (do not load the checkpoint's optimizer state).",
+    when=("optimizer_update",),
+    first_when=("optimizer_update",),
+    because="the size check failed inside the optimizer's update of its state",
+)
+
 BROADCAST_SIZE_MISMATCH = Recogniser(
     kind="broadcast_size_mismatch",
     templates=("aten:size-of-tensor-a-must-match-tensor-b", "aten:expanded-size-must-match-existing-size"),
@@ -244,7 +270,8 @@ BROADCAST_SIZE_MISMATCH = Recogniser(
     anchors=(") must match the size of tensor b (", ") must match the existing size ("),
     match=_BROADCAST,
     describe=_broadcast,
-    **OPERATOR_REFUSAL,
+    confirm=OPERATOR_REFUSAL["confirm"],
+    also=(OPTIMIZER_STATE, *OPERATOR_REFUSAL["also"]),
 )
 
 _CHANNELS = R(
@@ -427,4 +454,9 @@ CONTEXT = (
     ("collate", IN_COLLATE),
     ("rotary", ROTARY_FRAME),
     ("rope_utils", ROTARY_FRAME),
+    ("_tensor_", OPTIMIZER_UPDATE),
+    (", in _fused_", OPTIMIZER_UPDATE),
+    ("exp_avg", OPTIMIZER_UPDATE),
+    ("momentum_buffer", OPTIMIZER_UPDATE),
+    ("buf.mul_(momentum)", OPTIMIZER_UPDATE),
 )
