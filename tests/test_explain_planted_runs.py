@@ -173,6 +173,16 @@ EXPECTED = {
             "never under `if self.global_rank == 0:`",
         ],
     ),
+    # accelerate launch passes no --local_rank either: the finding names the launcher the job ran under
+    "local_rank_required": (
+        "local_rank_argument",
+        None,
+        [
+            "which accelerate launch does not pass",
+            "LOCAL_RANK",
+            "default=int(os.environ.get('LOCAL_RANK', 0))",
+        ],
+    ),
     "local_rank": ("local_rank_argument", None, ["--local-rank", "LOCAL_RANK"]),
     "numpy_noise": ("dtype_mismatch", None, ["Double and Float", "autoencoder.py:136 in forward"]),
 }
