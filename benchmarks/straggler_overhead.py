@@ -22,6 +22,10 @@ beyond one per rank, so its judge runs in a process of its own, as on a machine 
 ``launch --watchdog`` turns the watch on), and each rank pays only the hooks and its publisher thread.
 
     python benchmarks/straggler_overhead.py [--pairs 80] [--block 25] [--width 512] [--nodes 2]
+
+With ``--device cuda`` the model, its batches and the hooks' all-reduce are on the GPU (both ranks on GPU 0,
+gloo): the watch then also notes CUDA events at each step boundary and around each collective
+(`torchdoctor.stragglers.device`), and reads them when they are done.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from intervals import clustered_median_interval, median_interval  # benchmarks/i
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def worker(pairs: int, block: int, width: int, layers: int, batch: int) -> None:
+def worker(pairs: int, block: int, width: int, layers: int, batch: int, device: str = "cpu") -> None:
     import itertools
 
     import torch
@@ -56,6 +60,9 @@ def worker(pairs: int, block: int, width: int, layers: int, batch: int) -> None:
 
     def model():
         layers_ = [torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.ReLU()) for _ in range(layers)]
+        if device == "cuda":
+            torch.cuda.set_device(0)
+            return _cuda_model(layers_)
         net = DistributedDataParallel(torch.nn.Sequential(*layers_))
         return net, torch.optim.SGD(net.parameters(), lr=1e-4)
 
@@ -70,7 +77,7 @@ def worker(pairs: int, block: int, width: int, layers: int, batch: int) -> None:
         """One step: wall-clock seconds, and the training thread's CPU seconds (unmoved by the time other
         processes hold the CPU: what the hooks cost where the machine is shared)."""
         start, start_cpu = time.perf_counter(), time.thread_time()
-        x, y = next(batches)
+        x, y = (t.to(device) for t in next(batches))
         loss = torch.nn.functional.mse_loss(net(x), y)
         loss.backward()
         optimizer.step()
@@ -126,6 +133,15 @@ def worker(pairs: int, block: int, width: int, layers: int, batch: int) -> None:
     )
     dist.barrier()
     dist.destroy_process_group()
+
+
+def _cuda_model(layers: list) -> tuple:
+    """The worker's model on GPU 0 (every rank's), DDP over it, and its optimizer."""
+    import torch
+    from torch.nn.parallel import DistributedDataParallel
+
+    net = DistributedDataParallel(torch.nn.Sequential(*layers).to("cuda:0"), device_ids=[0])
+    return net, torch.optim.SGD(net.parameters(), lr=1e-4)
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -190,7 +206,9 @@ def publisher_cost() -> float:
     return statistics.median(spent)
 
 
-def hook_cost(iterations: int = 500, pairs: int = 60) -> tuple[float, tuple[float, float]]:
+def hook_cost(
+    iterations: int = 500, pairs: int = 60, device: str = "cpu"
+) -> tuple[float, tuple[float, float]]:
     """CPU seconds the hooks add to one step with one next(), one all-reduce, a DDP forward and backward and
     one optimizer step, measured on a process group of one (the collectives cost little there, and the
     same with and without the hooks: what is left is ours): the median over ``pairs`` pairs of loops of
@@ -205,11 +223,11 @@ def hook_cost(iterations: int = 500, pairs: int = 60) -> tuple[float, tuple[floa
 
     with tempfile.NamedTemporaryFile() as rendezvous:
         dist.init_process_group("gloo", init_method=f"file://{rendezvous.name}", rank=0, world_size=1)
-        tensor = torch.zeros(1)
-        ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(1, 1))
+        tensor = torch.zeros(1, device=device)
+        ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(1, 1).to(device))
         optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
         loader = torch.utils.data.DataLoader(range(10**9), batch_size=None)
-        x = torch.ones(1, 1)
+        x = torch.ones(1, 1, device=device)
         record = StepRecord()
         record.publish = lambda window, payload: windows.append(payload)
 
@@ -252,13 +270,15 @@ def main() -> None:
         default=1,
         help="2: two agents of one rank each, as two nodes (rank 0 judges in a process of its own)",
     )
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cuda: both ranks on GPU 0")
+    parser.add_argument("--hook-pairs", type=int, default=60, help="pairs of loops timing the hooks alone")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.pairs, args.block, args.width, args.layers, args.batch)
+        worker(args.pairs, args.block, args.width, args.layers, args.batch, args.device)
         return
-    print(f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
-    cost, (low, high) = hook_cost()
+    print(f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.device}", flush=True)
+    cost, (low, high) = hook_cost(pairs=args.hook_pairs, device=args.device)
     print(
         f"hooks alone: {cost * 1e6:.1f} µs of CPU time per step (95%: {low * 1e6:.1f}–{high * 1e6:.1f}; one next(), "
         "one all_reduce, a DDP forward and backward, one optimizer step)",
@@ -277,7 +297,8 @@ def main() -> None:
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
     worker_args = [__file__, "--worker", "--pairs", str(args.pairs), "--block", str(args.block), "--width",
-                   str(args.width), "--layers", str(args.layers), "--batch", str(args.batch)]  # fmt: skip
+                   str(args.width), "--layers", str(args.layers), "--batch", str(args.batch),
+                   "--device", args.device]  # fmt: skip
     run = [sys.executable, "-m", "torch.distributed.run"]
     if args.nodes == 1:
         commands = [[*run, "--standalone", "--nproc-per-node", "2", *worker_args]]

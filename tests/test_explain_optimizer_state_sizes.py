@@ -86,3 +86,53 @@ def test_a_closures_loss_inside_step_is_not_the_optimizers_state():
         "RuntimeError: The size of tensor a (10) must match the size of tensor b (5) at non-singleton dimension 0\n"
     )
     assert found.id == "log.broadcast_size_mismatch", found.summary
+
+
+# the update is read on the frame that raised, not on any line: Adam's state keys printed above a model's own shape
+# error, and a model's own running average named exp_avg, leave the model's error the finding
+def test_adams_state_keys_printed_above_a_models_shape_error_do_not_choose_the_optimizer():
+    forward = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 40, in <module>\n'
+        "    loss = criterion(model(x), y)\n"
+        '  File "train.py", line 22, in forward\n'
+        "    return x + self.skip(x)\n"
+        "RuntimeError: The size of tensor a (64) must match the size of tensor b (32) at non-singleton dimension 1\n"
+    )
+    listing = "resumed optimizer: {'state': {0: {'step': tensor(10.), 'exp_avg': ..., 'exp_avg_sq': ...}}}\n"
+    found = explained(listing + forward)
+    assert found.id == "log.broadcast_size_mismatch", found.summary
+
+
+def test_a_models_own_running_average_named_exp_avg_is_not_the_optimizers_state():
+    found = explained(
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 40, in <module>\n'
+        "    out = model(x)\n"
+        '  File "model.py", line 30, in forward\n'
+        "    self.exp_avg.mul_(0.9).add_(x.mean(0), alpha=0.1)\n"
+        "RuntimeError: The size of tensor a (128) must match the size of tensor b (64) at non-singleton dimension 0\n"
+    )
+    assert found.id == "log.broadcast_size_mismatch", found.summary
+
+
+# read on the frame that raised, the frames as Jupyter's IPython prints them too ("File ...:414, in _single_tensor_adam")
+def test_a_notebooks_traceback_through_adams_update_reads_the_same():
+    found = explained(
+        "RuntimeError                              Traceback (most recent call last)\n"
+        "Cell In[12], line 9\n"
+        "----> 9 optimizer.step()\n"
+        "\n"
+        "File ~/miniconda3/lib/python3.10/site-packages/torch/optim/optimizer.py:280, in "
+        "Optimizer.profile_hook_step.<locals>.wrapper(*args, **kwargs)\n"
+        "--> 280 out = func(*args, **kwargs)\n"
+        "\n"
+        "File ~/miniconda3/lib/python3.10/site-packages/torch/optim/adam.py:414, in _single_tensor_adam(params, "
+        "grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps)\n"
+        "--> 413 exp_avg.lerp_(grad, 1 - beta1)\n"
+        "\n"
+        "RuntimeError: The size of tensor a (768) must match the size of tensor b (2) at non-singleton dimension 0\n"
+    )
+    assert found.id == "log.optimizer_group_mismatch" and found.details["confidence"] == "likely", (
+        found.summary
+    )

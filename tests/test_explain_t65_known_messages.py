@@ -3,7 +3,11 @@ prints the message, tested on the real line."""
 
 from __future__ import annotations
 
+import io
+
 from explaining import explained, filled
+
+from torchdoctor.explain.diagnose import explain
 
 # corpus/train/5876.txt (pytorch/examples#343): the MNIST example under DataParallel over unequal GPUs; Thrust's
 # bulk launcher (CUDA 7-8) raising cudaErrorMemoryAllocation from a kernel launch, torch passing it on
@@ -91,3 +95,28 @@ ModuleNotFoundError: No module named 'models'
 """
     for log in (imported_by_torch, imported_by_the_script + "state = torch.load(path)\n"):
         assert explained(log).id == "log.broken_install", log
+
+
+def test_the_unpicklers_missing_module_is_not_also_read_as_a_dependency_of_torch():
+    # launchers.MISSING_LAUNCHER's holds: no second finding telling the user to install 'models' for torch
+    for log in (UNPICKLED_1_X, UNPICKLED_2_X):
+        findings = explain(["-"], stdin=io.BytesIO(log.encode()))
+        assert [f.id for f in findings if f.id == "log.broken_install"] == [], [f.summary for f in findings]
+
+
+# torch.load(..., pickle_module=dill): dill's own find_class imports the class's module, below torch.load's frames
+def test_a_pickle_modules_own_find_class_below_torch_load_is_the_checkpoints_class_too():
+    found = explained(
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 30, in <module>\n'
+        '    ckpt = torch.load("last.pt", pickle_module=dill)\n'
+        '  File "/opt/venv/lib/python3.10/site-packages/torch/serialization.py", line 1438, in _load\n'
+        "    result = unpickler.load()\n"
+        '  File "/opt/venv/lib/python3.10/site-packages/dill/_dill.py", line 452, in find_class\n'
+        "    return StockUnpickler.find_class(self, module, name)\n"
+        "ModuleNotFoundError: No module named 'sklearn'\n"
+    )
+    assert found.id == "log.checkpoint_class_missing" and found.details["confidence"] == "likely", (
+        found.summary
+    )
+    assert "class lives in module sklearn" in found.summary and "dependency of dill" not in found.summary

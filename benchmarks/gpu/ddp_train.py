@@ -1,8 +1,11 @@
 """A small DDP training run on CUDA for benchmarks/gpu/record.sh: NCCL on one rank (``launch --debug``), or gloo
-with two ranks sharing the one GPU (``launch --stragglers``, one rank given extra GPU work from SLOW_FROM).
+with two ranks sharing the one GPU (``launch --stragglers``, one rank given extra GPU work from SLOW_FROM, or
+extra work on its CPU: a busy loop of HOST_WORK of its forward+backward's time, before the batch goes to the GPU,
+while the GPU has nothing queued).
 
     BACKEND=nccl torchdoctor launch --debug --nproc-per-node 1 ddp_train.py
     BACKEND=gloo SLOW_RANK=1 AMOUNT=0.3 torchdoctor launch --stragglers --nproc-per-node 2 ddp_train.py
+    BACKEND=gloo SLOW_RANK=1 HOST_WORK=0.3 torchdoctor launch --stragglers --nproc-per-node 2 ddp_train.py
 
 Nothing of torchdoctor's is in it.
 """
@@ -20,6 +23,7 @@ BATCH = int(os.environ.get("BATCH", "16384"))
 SLOW_RANK = int(os.environ.get("SLOW_RANK", "-1"))
 SLOW_FROM = int(os.environ.get("SLOW_FROM", "40"))
 AMOUNT = float(os.environ.get("AMOUNT", "0"))
+HOST_WORK = float(os.environ.get("HOST_WORK", "0"))
 
 dist.init_process_group(os.environ.get("BACKEND", "nccl"))
 rank = dist.get_rank()
@@ -48,10 +52,17 @@ def base_step() -> float:
 # extra matmuls on the slow rank: AMOUNT of a step's forward+backward (about 3 such matmuls per layer)
 matmuls = round(AMOUNT * 12) if rank == SLOW_RANK else 0
 base = base_step()
+busy = HOST_WORK * base if rank == SLOW_RANK else 0.0  # seconds of the slow rank's CPU work per step
 step = 0
 start = time.perf_counter()
 while step < STEPS:
     for (batch,) in loader:
+        if step >= SLOW_FROM and busy:
+            until = time.perf_counter() + busy
+            while (
+                time.perf_counter() < until
+            ):  # work on the CPU (the GPU idle: the last step's loss was read)
+                pass
         batch = batch.to(device, non_blocking=True)
         loss = ddp(batch).pow(2).mean()
         loss.backward()
@@ -67,7 +78,8 @@ while step < STEPS:
             break
 print(
     f"rank {rank}: {STEPS} steps, {(time.perf_counter() - start) / STEPS * 1000:.1f} ms a step "
-    f"(base forward+backward {base * 1000:.1f} ms), loss {loss_value:.3g}, extra matmuls {matmuls}",
+    f"(base forward+backward {base * 1000:.1f} ms), loss {loss_value:.3g}, extra matmuls {matmuls}, "
+    f"CPU work {busy * 1000:.1f} ms a step",
     flush=True,
 )
 dist.destroy_process_group()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 23 on a GPU machine: run torchdoctor's CUDA half for real and keep everything it printed.
 #
-#   bash benchmarks/gpu/record.sh OUT_FOLDER [PHASE...]     # from the repository root; PHASE: a b c d (all), e
+#   bash benchmarks/gpu/record.sh OUT_FOLDER [PHASE...]     # from the repository root; PHASE: a b c d (all), e, f
 #
 # Every step's output goes to OUT_FOLDER/rec/<step>.txt (command, exit status and seconds in steps.txt), the
 # files the runs leave (NCCL logs, flight-recorder dumps, the memory snapshot, the watchdog's folder) under
@@ -101,6 +101,21 @@ phase_d() {  # training runs under launch: debug mode over NCCL, the straggler w
     BACKEND=nccl STEPS=20 step launch-debug-nccl 180 $TD launch --debug --nproc-per-node 1 "$HERE/ddp_train.py"
     BACKEND=gloo STEPS=120 SLOW_RANK=1 AMOUNT=1 SLOW_FROM=40 step stragglers-gpu 240 \
         $TD launch --stragglers --stragglers-dir "$W/stragglers" --nproc-per-node 2 "$HERE/ddp_train.py"
+}
+
+phase_f() {  # issue 21: the straggler watch's device time from CUDA events (gloo, 2 ranks sharing the one GPU)
+    local run
+    for run in healthy:STEPS=150 device:AMOUNT=0.3 host:HOST_WORK=0.5; do
+        # healthy: 150 steps. Planted on rank 1 from step 80, after the first 20 (start-up) and the 40 that make each
+        # rank's usual; 100 slowed steps: a 40-step stretch, and two windows in a row for `device` and `host` (PERSIST)
+        (
+            export BACKEND=gloo STEPS=180 SLOW_FROM=80 SLOW_RANK=1 ${run#*:}
+            step "stragglers-cuda-${run%%:*}" 75 $TD launch --stragglers --stragglers-dir \
+                "$W/stragglers-cuda-${run%%:*}" --nproc-per-node 2 "$HERE/ddp_train.py"
+        )
+    done
+    step stragglers-cuda-rows 15 $PY "$HERE/device_rows.py" "$W"/stragglers-cuda-*/stragglers-windows.jsonl
+    step straggler-overhead-cuda 60 $PY benchmarks/straggler_overhead.py --device cuda --pairs 12 --hook-pairs 12
 }
 
 echo "record.sh on $(hostname) at $(date -u +%FT%TZ): phases $PHASES" | tee "$REC/steps.txt"

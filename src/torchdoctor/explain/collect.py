@@ -154,7 +154,8 @@ _SHORT_ANCHORS = {
 
 
 # torch/serialization.py's unpickling: torch.load's _load / _legacy_load running `unpickler.load()` (torch 1.x) or
-# its UnpicklerWrapper.find_class (1.13+), whose imports are the modules a pickled object's class lives in
+# its UnpicklerWrapper.find_class (1.13+), whose imports are the modules a pickled object's class lives in; or the
+# pickle_module's own find_class (dill's) with torch.load's frames above it
 _UNPICKLING = re.compile(r"torch[/\\]serialization\.py$")
 _UNPICKLER_CALL = re.compile(r"^find_class |unpickler\.load\(\)")
 
@@ -401,10 +402,13 @@ class Collector:
                         if raised.raised_code.lstrip().startswith("from ."):
                             # a relative import: the package importing one of its own modules
                             facts["raised_in_relative_import"] = raised.raised_code.strip()
-                        if _UNPICKLING.search(raised.raised_in.file) and _UNPICKLER_CALL.search(
+                        if _UNPICKLER_CALL.search(
                             f"{raised.raised_in.function} {raised.raised_code}"
+                        ) and any(
+                            _UNPICKLING.search(frame.file) for frame in (*raised.frames, raised.raised_in)
                         ):
                             # torch.load's unpickler importing what the pickle names: the checkpoint's, not torch's
+                            # (torch's own, or the pickle_module's find_class below torch.load's frames: dill's)
                             facts["raised_by_unpickler"] = True
                     else:  # the user's own file, a local copy of a package's, or the standard library's
                         facts = {**facts, "raised_in_file": raised.raised_in.file}
@@ -415,6 +419,8 @@ class Collector:
                     if raised.outermost is not None and raised.outermost.file != raised.raised_in.file:
                         # raised in a file that other code imported or ran, not in the one started
                         facts["raised_below_top"] = raised.outermost.file
+                    if recogniser.raised_facts is not None:
+                        facts = {**facts, **recogniser.raised_facts(raised)}
                 if raised is not None and after_the_failure(raised):
                     # raised by code that ran because an error had already happened (verdict._after_the_failure)
                     how = "ignored" if raised.ignored else "victim" if after_a_victim(raised) else "handling"

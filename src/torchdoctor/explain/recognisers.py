@@ -192,6 +192,10 @@ class Recogniser:
     kind_by_asker: tuple[tuple[str, str, str, str], ...] = ()
     # a hit counts only where this says its facts hold (what a line's regex cannot see: the file that raised)
     holds: Callable[[Facts], bool] | None = None
+    # facts of the exception the line is, read from its own traceback (first_failure.Raised: its frames, the frame
+    # it was raised in and that frame's source line), not from any line of the log: where it was raised decides
+    # its reading (an optimizer's update, a path class made by the user's own call)
+    raised_facts: Callable[[Any], Facts] | None = None
 
     def only_warned(self, hits: list[Hit]) -> bool:
         """Whether ``hits`` are only this kind's warnings: a ``fallback`` kind, or every hit holding one of its

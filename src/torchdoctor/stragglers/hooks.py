@@ -118,6 +118,7 @@ def _hook_optimizer(record: StepRecord) -> None:
         if record.optimizer is None:
             record.optimizer = id(optimizer)
             _stop_forward_boundaries()
+            record.use_device(p for group in optimizer.param_groups for p in group["params"])
             record.restart()
         elif id(optimizer) == record.optimizer:
             record.step_boundary()
@@ -139,6 +140,7 @@ def _hook_forward(record: StepRecord) -> None:
 
     def before(module, args) -> None:
         if depth[0] == 0:
+            record.use_device(module.parameters())
             record.step_boundary()
         depth[0] += 1
 
@@ -201,12 +203,17 @@ def _hook_waits(record: StepRecord, dist: Any) -> None:
         started = _started.pop(id(self), None)
         if started is None or started[0] is not self:
             return original(self, *args, **kwargs)
+        clock = record.device
+        if clock is not None:
+            clock.mark("b")
         start, cpu = time.perf_counter(), time.thread_time()
         try:
             return original(self, *args, **kwargs)
         finally:
             record.add_comm(time.perf_counter() - start, time.thread_time() - cpu)
             record.left(started[1], time.time())
+            if clock is not None:
+                clock.mark("a")
 
     _wrap(work, "wait", functools.wraps(original)(wait))
     _undo.append(_started.clear)
@@ -232,6 +239,11 @@ def _timed(original: Callable, record: StepRecord, group_position: int | None) -
             entry = record.arrived(group_key(group), time.time())
         else:
             entry = None
+        # on CUDA its stream's time in the collective (NCCL's kernels waiting for the peers) is not device work;
+        # one started with async_op=True holds the stream only when it is waited on (`_hook_waits`)
+        clock = None if kwargs.get("async_op") else record.device
+        if clock is not None:
+            clock.mark("b")
         start, cpu = time.perf_counter(), time.thread_time()
         work = None
         try:
@@ -239,6 +251,8 @@ def _timed(original: Callable, record: StepRecord, group_position: int | None) -
             return work
         finally:
             record.add_comm(time.perf_counter() - start, time.thread_time() - cpu)
+            if clock is not None:
+                clock.mark("a")
             if not kwargs.get("async_op"):
                 record.left(entry, time.time())
             elif work is not None:  # left when it is waited on (_hook_waits)
@@ -274,7 +288,7 @@ def _hook_ddp(record: StepRecord) -> None:
     def forward(self, *args, **kwargs):
         timing = timings.get(self)
         if timing is None:
-            timing = timings[self] = _DdpTiming(self, pending)
+            timing = timings[self] = _DdpTiming(self, pending, record)
         timing.sync = self.require_backward_grad_sync and torch.is_grad_enabled()
         return original_forward(self, *args, **kwargs)
 
@@ -287,14 +301,18 @@ def _hook_ddp(record: StepRecord) -> None:
             result = original_backward(*args, **kwargs)
         except BaseException:
             for timing in pending:
-                timing.ready = None
+                timing.ready = timing.ready_event = None
             pending.clear()
             raise
         finally:
             _in_backward[0] -= 1
         if pending:
             done, done_wall = time.perf_counter(), time.time()
+            clock = record.device
             for timing in pending:
+                if clock is not None and timing.sync:  # the device's time in the reduction: not its work
+                    clock.span(timing.ready_event, clock.event_now())
+                timing.ready_event = None
                 timing.reduced(record, done, done_wall, _bucket_sent)
             pending.clear()
         return result
@@ -315,9 +333,11 @@ def _hook_ddp(record: StepRecord) -> None:
 class _DdpTiming:
     """One DDP model's hooks and stamps: its gradients' readiness in the running backward."""
 
-    def __init__(self, ddp: Any, pending: list) -> None:
+    def __init__(self, ddp: Any, pending: list, record: StepRecord | None = None) -> None:
         self.group = group_key(ddp.process_group)
         self.pending = pending
+        self.record = record
+        self.ready_event: tuple[float, Any] | None = None  # on CUDA: (host time, event) at the latest ready
         self.sync = False
         self.ready: tuple[float, float, int] | None = None  # the latest gradient ready: when, wall, which
         self.thread = 0  # the thread its hook ran on: autograd's, which calls DDP's hook, then the comm hook
@@ -336,6 +356,11 @@ class _DdpTiming:
             self.pending.append(self)
         self.ready = (time.perf_counter(), time.time(), id(parameter))
         self.thread = threading.get_ident()
+        clock = self.record.device if self.record is not None else None
+        if (
+            clock is not None and self.sync
+        ):  # the device's time from here to the backward's end is the reduction's
+            self.ready_event = clock.event_now()
 
     def reduced(self, record: StepRecord, done: float, done_wall: float, sent: list | None = None) -> None:
         """The backward that made this model's gradients ready returned at ``done`` (wall ``done_wall``).

@@ -22,6 +22,7 @@ import threading
 import time
 from typing import Any
 
+from torchdoctor.stragglers.device import DeviceClock
 from torchdoctor.stragglers.threads import OtherThreads
 
 try:
@@ -42,7 +43,10 @@ KEY_PREFIX = "torchdoctor/straggler"
 # often, where its waiting for a CPU, dominated by the machine's load, does not show a 5% share (the README's
 # straggler figures); the sleeps in next() and in the collectives add to the first, not to the second. The
 # preemptions confirm the waiting for a CPU (`verdict.CONFIRMED`); the times put on a CPU are recorded, not judged.
-FIELDS = ("step", "data", "comm", "cpu", "arrivals", "runq", "switched", "preempted")
+# Last, the seconds the CUDA device surely worked in the step outside collectives, from CUDA events
+# (`torchdoctor.stragglers.device`; None on CPU, where no event is made, and where the events were not done in
+# time). Rows recorded before it have no such field and read as CPU rows.
+FIELDS = ("step", "data", "comm", "cpu", "arrivals", "runq", "switched", "preempted", "device")
 # RUSAGE_THREAD: Linux only (2.7 us a read here, against 4.5 us for the schedstat read)
 _THREAD_USAGE = getattr(resource, "RUSAGE_THREAD", None) if resource is not None else None
 
@@ -84,11 +88,21 @@ class StepRecord:
         self._slices_begin = 0
         self._preempted_begin = 0
         self._others: OtherThreads | None = None  # the rank's other threads, from its first step
+        self.device: DeviceClock | None = None  # on CUDA: the steps' events (`use_device`)
+        self._device_asked = False
 
     def _reset(self, now: float, cpu_now: float) -> None:
         self.begin, self.cpu_begin = now, cpu_now
         self.data = self.comm = self.cpu_elsewhere = 0.0
         self.arrivals: list[list] = []
+
+    def use_device(self, parameters: Any) -> None:
+        """Time the device too where the training runs on CUDA (``parameters``: the model's or the optimizer's;
+        the first decides). Asked once per restart; on CPU nothing is made."""
+        if self._device_asked:
+            return
+        self._device_asked = True
+        self.device = DeviceClock.on(parameters)
 
     def add_data(self, seconds: float, cpu: float) -> None:
         """Time (and CPU time) spent in a DataLoader ``next()``."""
@@ -127,6 +141,8 @@ class StepRecord:
         every rank (the forwards counted before it, a calibration or a warm-up, differ from rank to rank)."""
         with self._lock:
             self.rows, self.steps, self._started = [], 0, False
+            if self.device is not None:
+                self.device.forget()
         self.step_boundary()
 
     def step_boundary(self) -> None:
@@ -143,6 +159,8 @@ class StepRecord:
             self._reset(now, cpu_now)
             self._runq_begin, self._slices_begin = runq or 0.0, slices or 0
             self._preempted_begin = preempted_now or 0
+            if self.device is not None:
+                self.device.boundary(None)
             return
         comm = self.comm
         step = now - self.begin
@@ -152,13 +170,16 @@ class StepRecord:
         preempted = None if preempted_now is None else max(0, preempted_now - self._preempted_begin)
         self._runq_begin, self._slices_begin = runq or 0.0, slices or 0
         self._preempted_begin = preempted_now or 0
-        self.rows.append(
-            [step, self.data, min(comm, step), cpu, self.arrivals, kept_off, switched, preempted]
-        )
+        row = [step, self.data, min(comm, step), cpu, self.arrivals, kept_off, switched, preempted, None]
+        self.rows.append(row)
         self.steps += 1
         self._reset(now, cpu_now)
-        if len(self.rows) >= self.window:
-            self.flush()
+        if self.device is not None:
+            self.device.boundary(row)  # its device time filled in once its events are done
+        # a window goes once its rows' device times are read (or given up on: at most `device.LAG` steps late)
+        pending = self.device.pending() if self.device is not None else 0
+        if len(self.rows) - pending >= self.window:
+            self.flush(self.window)
 
     def _scheduler(self) -> tuple[float, int] | None:
         """(seconds this thread, the training's: the one that steps, has waited for a CPU so far; the times
@@ -188,9 +209,16 @@ class StepRecord:
         except OSError:
             return None
 
-    def flush(self) -> None:
-        """Publish the rows kept so far as their window, numbered by step (window ``w`` holds steps
-        ``w * window`` to ``(w + 1) * window - 1`` on every rank); nothing when there are none."""
+    def flush(self, count: int | None = None) -> None:
+        """Publish the first ``count`` rows kept so far (all by default, the end of the run: each window's
+        apart) as their window, numbered by step (window ``w`` holds steps ``w * window`` to
+        ``(w + 1) * window - 1`` on every rank); nothing when there are none. Device times not read by then
+        stay unknown (None)."""
+        if count is None:
+            if self.device is not None:
+                self.device.read()
+            while len(self.rows) > self.window:
+                self.flush(self.window)
         with self._lock:
             if not self.rows:
                 return
@@ -198,13 +226,13 @@ class StepRecord:
                 self.rows = []
                 return
             first = self.steps - len(self.rows)
-            payload = {"first_step": first, "host": self.host, "rows": self.rows}
+            rows, self.rows = self.rows[: count or len(self.rows)], self.rows[count or len(self.rows) :]
+            payload = {"first_step": first, "host": self.host, "rows": rows}
             cpus = _cpus()
             if cpus is not None:
                 payload["cpus"] = cpus
             if self._others is not None:
                 payload["threads_waited"] = self._others.waited()
-            self.rows = []
             self.latest = first // self.window
             self.publish(self.latest, payload)
             self.published += 1

@@ -28,6 +28,8 @@ def per_rank(verdicts: list[WindowVerdict]) -> dict[int, dict[str, Any]]:
             if w.wait is not None:
                 columns.setdefault("wait", []).append(w.wait)
                 columns.setdefault("late", []).append(w.late)
+            if w.device is not None:  # on CUDA: the device time per step, from CUDA events
+                columns.setdefault("device", []).append(w.device)
             steps[rank] = steps.get(rank, 0) + verdict.steps
             hosts[rank] = w.host
     result = {}
@@ -85,9 +87,10 @@ def summary_lines(verdicts: list[WindowVerdict], said: list[dict[str, Any]]) -> 
     lines += collectives_dominate(ranks)
     for rank, r in ranks.items():
         waiting = f", waiting for peers {r['wait']:g}" if "wait" in r else ""
+        device = f" (device {r['device']:g}, from CUDA events)" if "device" in r else ""
         lines.append(
             f"  rank {rank} (host {r['host']}): step {r['step']:g} ms = data {r['data']:g} + compute "
-            f"{r['compute']:g} + collectives {r['comm']:g}{waiting} (medians over {r['steps']} steps)"
+            f"{r['compute']:g}{device} + collectives {r['comm']:g}{waiting} (medians over {r['steps']} steps)"
         )
     return lines
 
@@ -218,7 +221,11 @@ def _window_facts(verdict: WindowVerdict) -> dict[str, Any]:
 
 
 def _rank_summary(rank: int, r: dict[str, Any]) -> str:
-    return f"rank {rank}: step {r['step']:g} ms, data {r['data']:g}, compute {r['compute']:g}, collectives {r['comm']:g}"
+    device = f" (device {r['device']:g})" if "device" in r else ""
+    return (
+        f"rank {rank}: step {r['step']:g} ms, data {r['data']:g}, compute {r['compute']:g}{device}, "
+        f"collectives {r['comm']:g}"
+    )
 
 
 def _fix(cause: str, rank: int) -> str:

@@ -44,6 +44,7 @@ from torchdoctor.stragglers.stats import (
 from torchdoctor.stragglers.window import (
     AWAKE,
     CAUSE_OF,
+    CAUSE_ON_DEVICE,
     COUNT_PARTS,
     OFFCPU,
     PARTS,
@@ -112,7 +113,7 @@ CONSISTENT_ONLY = ("data", "blocked")
 # than usual on CLEAR_MAJORITY of the steps is held to the same test as waiting for data; less far out it is
 # held to the whole-step test: a healthy rank's CPU time drifts too (up to 9 standard errors out on 65% of the
 # steps on that VM; this test named such a drift once in ~18,000 healthy steps judged again).
-CLEAR_PARTS = ("cpu",)
+CLEAR_PARTS = ("cpu", "gpu")
 CLEAR_MARGIN = 8.0
 CLEAR_MAJORITY = 0.9
 # The part named as the cause must carry at least this share of the excess, else the line says it is unclear.
@@ -173,7 +174,7 @@ AT_ONCE = ("blocked",)
 # peers: with two ranks a rank is "longer than its peer" as much when the peer got faster. On a shared 2-core VM a
 # rank's CPU time for the same compute falls by a quarter for tens of steps (the other vCPU idle) and rises
 # back, and its peer was named `device` for it (2026-11-30: 5 of 10 false alarms in 4,000 healthy steps).
-ROSE_ITSELF = ("cpu", "offcpu", "blocked")
+ROSE_ITSELF = ("cpu", "offcpu", "blocked", "gpu")
 OWN_RISE = 0.5
 # For these parts the rank is not named where its peers' own figure fell, against their own usual medians, by
 # TRADED of its own rise or more: the same work took one rank more CPU time and its peers as much less, which is
@@ -273,7 +274,7 @@ CLEAR_EXITS = LEAVER_MARGIN
 # The parts whose test of not shorter elsewhere may count the rank's own work without its peers' later exits
 # (`_unexited`). Not the loop asleep or blocked: a rank asleep in its loop while a peer leaves the all-reduce late is
 # waiting for that peer (`PEERS_ASLEEP`), and its time asleep and the peer's later exits are the same wait.
-UNEXITED = ("data", "cpu", "transfer")
+UNEXITED = ("data", "cpu", "transfer", "gpu")
 
 
 def _threads_excess(verdict: WindowVerdict) -> dict[int, float]:
@@ -345,6 +346,13 @@ def judge_stretch(
     mine: dict[int, list[tuple[float, ...]]] = {}
     peers_parts: dict[int, list[list[float]]] = {}
     threads_excesses = [_threads_excess(v) for v in windows if v.first_step >= WARMUP]  # once, not per rank
+    judged = [v for v in windows if v.first_step >= WARMUP]
+    # on CUDA, every rank's device time known over the whole stretch: the device time is judged (`GPU`); on CUDA
+    # the training thread's CPU time is the host's (`CAUSE_ON_DEVICE`), and not judged where the device time is not
+    # known on every rank (then nothing tells a host that spins waiting for a slower device from more CPU work)
+    device = bool(judged) and all(v.on_device for v in judged)
+    cuda = any(v.on_cuda for v in judged)
+    cause_of = CAUSE_ON_DEVICE if cuda else CAUSE_OF
     sharing = sharing_cpus(windows[-1].ranks) if windows else {}
     for verdict in windows:
         if verdict.first_step < WARMUP:
@@ -390,7 +398,12 @@ def judge_stretch(
             f"({preempted[1] / preempted[2]:.1f} se)"
         )
         for k, name in enumerate(PARTS):
-            if name in ("own", "work", "preempted", "awake") or not habit[k][2]:
+            if (
+                name in ("own", "work", "preempted", "awake")
+                or not habit[k][2]
+                or (name == "gpu" and not device)
+                or (name == "cpu" and cuda and not device)
+            ):
                 continue
             values, middle, error = _beyond_usual(rows, k, habit)
             ahead = sum(value > 0 for value in values) / n
@@ -443,7 +456,7 @@ def judge_stretch(
             peer_cpu = median(row[PARTS.index("cpu")] for row in peers_parts[rank])
             peer_off = median(row[OFFCPU] for row in peers_parts[rank])
             per_cpu = max(0.0, peer_off) / peer_cpu if peer_cpu > 0 else 0.0
-            middle, name = _first_cause({part: m for m, part in passed}, per_cpu)
+            middle, name = _first_cause({part: m for m, part in passed}, per_cpu, device)
             candidates.append((middle / peers_own, rank, name, middle, threads))
         if threads:
             figures.append(f"other threads waiting for a CPU {threads * 1000:+.1f} ms per step beyond usual")
@@ -452,18 +465,20 @@ def judge_stretch(
             f"{_ms(peers_own)} beyond usual {habit[0][0] * 1000:+.1f} ms ({own_ahead:.0%} ahead, "
             f"{own_middle / own_error:.1f} se); " + ", ".join(figures)
         )
-    best = _likeliest(candidates, sharing, windows[-1].ranks, reasons)
+    best = _likeliest(candidates, sharing, windows[-1].ranks, reasons, cause_of)
     if best is None:
         return Stretch(None, 0.0, None, "", "; ".join(reasons))
     slower, rank, part, middle, threads = best
     habit = usual[rank] if usual is not None else None
-    text = _cause_text(part, mine[rank], peers_parts[rank], habit[PARTS.index(part)][0] if habit else 0.0)
+    text = _cause_text(
+        part, mine[rank], peers_parts[rank], habit[PARTS.index(part)][0] if habit else 0.0, cuda
+    )
     if part == "transfer" and threads >= middle:
         text += (
             f"; its other threads waited {_ms(threads)} per step longer than usual for a CPU, which"
             " alone slows its collectives as much: a busy machine, or its link"
         )
-    return Stretch(rank, slower, CAUSE_OF[part], text, "; ".join(reasons), part)
+    return Stretch(rank, slower, cause_of[part], text, "; ".join(reasons), part)
 
 
 def _likeliest(
@@ -471,6 +486,7 @@ def _likeliest(
     sharing: Mapping[int, tuple[int, frozenset[int]]],
     ranks: Mapping[int, RankWindow],
     reasons: list[str],
+    cause_of: Mapping[str, str] = CAUSE_OF,
 ) -> tuple[float, int, str, float, float] | None:
     """The candidate slowest against its peers, leaving out the ranks that take CPUs from each other
     (``sharing``, `sharing_cpus`) where one of them is named for its waiting for a CPU (`SHARED_PART`): none of
@@ -484,7 +500,7 @@ def _likeliest(
         if group.get(rank) in contended and part in SHARED_PARTS:
             count = len(sharing[rank][1])
             reasons.append(
-                f"rank {rank}: {CAUSE_OF[part]} not blamed, {sharing[rank][0]} ranks share CPU{'s' * (count != 1)} "
+                f"rank {rank}: {cause_of[part]} not blamed, {sharing[rank][0]} ranks share CPU{'s' * (count != 1)} "
                 f"{ranks_text(sharing[rank][1])}"
             )
         elif best is None or slower > best[0]:
@@ -854,7 +870,7 @@ def _excess(verdict: WindowVerdict) -> dict[int, list[list[float]]]:
     return verdict.excess
 
 
-def _first_cause(passed: dict[str, float], per_cpu: float) -> tuple[float, str]:
+def _first_cause(passed: dict[str, float], per_cpu: float, device: bool = False) -> tuple[float, str]:
     """(excess, part) of the part that says why, among those that passed. Waiting for data or more CPU
     work come first: on a busy machine both also bring more waiting for a CPU (a wake-up after each sleep,
     a longer queue for more work). Waiting for a CPU (host) wins over them only when it is more than twice
@@ -862,8 +878,17 @@ def _first_cause(passed: dict[str, float], per_cpu: float) -> tuple[float, str]:
     when it is the longer. The loop asleep or blocked (host) wins over them when it is more than twice their
     excess (a thread that slept comes back to cold caches: a little more CPU time for the same work), and over
     the collectives when it is as long (a rank that arrives late at them leaves them late too); the
-    collectives (communication) come last, as every slow rank leaves them late."""
-    work = {name: passed[name] for name in ("data", "cpu") if name in passed}
+    collectives (communication) come last, as every slow rank leaves them late. On CUDA (``device``: the device
+    time judged) the device time comes first where it carries half the CPU time's excess or more: a host that
+    waits for a slower device spins or sleeps in the synchronisation (more CPU time, or asleep), while a slower
+    host leaves the device idle, which its device time does not count."""
+    if (
+        device
+        and "gpu" in passed
+        and passed["gpu"] >= 0.5 * max([passed.get(name, 0.0) for name in ("cpu", "blocked")])
+    ):
+        return passed["gpu"], "gpu"
+    work = {name: passed[name] for name in ("data", "cpu", "gpu") if name in passed}
     if "offcpu" in passed:
         beyond = passed["offcpu"] - passed.get("cpu", 0.0) * per_cpu
         if beyond >= 2 * max(work.values(), default=0.0) and passed["offcpu"] >= passed.get("transfer", 0.0):
@@ -880,7 +905,11 @@ def _first_cause(passed: dict[str, float], per_cpu: float) -> tuple[float, str]:
 
 
 def _cause_text(
-    part: str, mine: list[tuple[float, ...]], peers: list[list[float]], usual: float = 0.0
+    part: str,
+    mine: list[tuple[float, ...]],
+    peers: list[list[float]],
+    usual: float = 0.0,
+    device: bool = False,
 ) -> str:
     """The cause in words, with the rank's median of the part and the peers', and the rank's usual
     difference to them when it is not nothing."""
@@ -911,6 +940,16 @@ def _cause_text(
         return (
             f"host (kept waiting for a CPU {_ms(own['offcpu'])} per step vs median {_ms(peer['offcpu'])}"
             f"{habit}: its cores are shared with other processes)"
+        )
+    if part == "gpu":
+        return (
+            f"device (GPU time {_ms(own['gpu'])} vs median {_ms(peer['gpu'])} per step, from CUDA events, "
+            f"collectives left out{habit})"
+        )
+    if device:  # on CUDA the training thread's CPU time is the host's work, not the device's
+        return (
+            f"host (the training thread's CPU time {_ms(own['cpu'])} vs median {_ms(peer['cpu'])}, its GPU time "
+            f"{_ms(own['gpu'])} vs {_ms(peer['gpu'])}{habit}: more work on the CPU{loop_data})"
         )
     return f"device (compute {_ms(own['cpu'])} vs median {_ms(peer['cpu'])}{habit}{loop_data})"
 

@@ -33,6 +33,7 @@ class RankWindow:
     )  # step-to-step spread (MAD) of data, compute, transfer
     threads: float | None = None  # per step, its other threads' waiting for a CPU (None: not read)
     cpus: frozenset[int] | None = None  # the CPUs it may run on (None: not published)
+    device: float | None = None  # the median of its device time per step on CUDA (None: not known)
 
     @property
     def own(self) -> float:
@@ -56,6 +57,10 @@ class WindowVerdict:
     compared: dict | None = None  # rank -> per step: (its parts, the peers' medians), once computed
     excess: dict | None = None  # rank -> per step: each part's excess over the peers' median, once computed
     reason: str = ""  # the figures behind the straggler named (or the closest candidate), for the JSON
+    on_device: bool = (
+        False  # every rank's rows carry their device time (CUDA, `KNOWN`): the `GPU` part is judged
+    )
+    on_cuda: bool = False  # some rank's rows carry a device time: the ranks train on CUDA
 
 
 # Per step and rank: own work (step minus waiting for peers), and the parts of it a straggler cannot hide:
@@ -65,15 +70,25 @@ class WindowVerdict:
 # could run (`PREEMPTED`, a count); and the time its compute was neither on a CPU nor waiting for one
 # (`BLOCKED`: asleep or blocked outside next() and the collectives, as a training loop that sleeps, reads a
 # file, waits on a lock or syncs with the device is); and the own work less that (`AWAKE`). Each part -> the cause
-# it names.
-PARTS = ("own", "data", "cpu", "offcpu", "transfer", "work", "preempted", "blocked", "awake")
+# it names. Last, the time the CUDA device surely worked outside collectives (`GPU`, from CUDA events: record's
+# ``device``), judged where every rank's rows of the window carry it (`WindowVerdict.on_device`), else 0.
+# A rank's rows carry it where at least KNOWN of them have it (a step whose events were given up on, or captured
+# into a CUDA graph, has None: it takes the median of the rank's others in the window).
+KNOWN = 0.8
+PARTS = ("own", "data", "cpu", "offcpu", "transfer", "work", "preempted", "blocked", "awake", "gpu")
 CAUSE_OF = {
     "data": "input",
     "cpu": "device",
     "offcpu": "host",
     "transfer": "communication",
     "blocked": "host",
+    "gpu": "device",
 }
+# Where the ranks run on CUDA and their device time is known (`on_device`), the training thread's CPU time no
+# longer stands for the device's work: it is the host's (Python, the kernel launches, the CPU side of the
+# optimizer, and any spinning while it waits for the device), and names `host`.
+CAUSE_ON_DEVICE = {**CAUSE_OF, "cpu": "host"}
+GPU = PARTS.index("gpu")
 TRANSFER = PARTS.index("transfer")
 # The own work less the waiting for a CPU: what the rank did or waited for by itself. Where ranks share cores
 # (more ranks than cores) one that sleeps in next() hands its core to the others and waits less for it
@@ -152,9 +167,41 @@ def rank_windows(
         result[rank] = RankWindow(
             rank, str(window[rank].get("host", "?")), step, data, comm, compute, cpu, rank_late, rank_wait,
             transfer, last[rank] / max(1, len(late[rank])), spread, _per_step(window[rank], steps),
-            _cpus(window[rank]),
+            _cpus(window[rank]), _device(table),
         )  # fmt: skip
     return result
+
+
+def _device_times(table: list[list]) -> list[float] | None:
+    """A rank's device time per row (record's ``device``, the last field), the unknown ones at the median of the
+    known; None where fewer than `KNOWN` of the rows have it (a CPU rank, a recording from before the field)."""
+    values = [float(row[8]) if len(row) > 8 and isinstance(row[8], (int, float)) else None for row in table]
+    known = [v for v in values if v is not None]
+    if not known or len(known) < KNOWN * len(values):
+        return None
+    middle = median(known)
+    return [middle if v is None else v for v in values]
+
+
+def _device(table: list[list]) -> float | None:
+    """The median device time of a rank's rows, None where fewer than `KNOWN` of them have it."""
+    values = _device_times(table)
+    return median(values) if values is not None else None
+
+
+def on_device(window: Mapping[int, Mapping[str, Any]]) -> bool:
+    """Whether every rank's rows of the window (the steps every rank has) carry their device time (`KNOWN`)."""
+    rows, steps = _window_rows(window)
+    return len(rows) >= 2 and steps > 0 and all(_device(table[:steps]) is not None for table in rows.values())
+
+
+def on_cuda(window: Mapping[int, Mapping[str, Any]]) -> bool:
+    """Whether any rank's row of the window carries a device time: the ranks train on CUDA."""
+    return any(
+        len(row) > 8 and isinstance(row[8], (int, float))
+        for data in window.values()
+        for row in data.get("rows") or ()
+    )
 
 
 def _cpus(figures: Mapping[str, Any]) -> frozenset[int] | None:
@@ -249,6 +296,9 @@ def step_parts(
     work, so a victim is never made slow by it)."""
     rows, steps = _window_rows(window)
     gaps = gaps if gaps is not None else _step_gaps(window)
+    device = (
+        {rank: _device_times(table[:steps]) for rank, table in rows.items()} if on_device(window) else None
+    )
     parts: dict[int, list[tuple[float, ...]]] = {rank: [] for rank in rows}
     for index in range(steps):
         noted = {rank: table[index][4] for rank, table in rows.items()}
@@ -266,8 +316,9 @@ def step_parts(
             # would not show; 0 where the waiting for a CPU is compute less CPU
             blocked = compute - cpu - kept_off
             own = step - waited
+            gpu = device[rank][index] if device else 0.0
             parts[rank].append(
-                (own, data, cpu, kept_off, transfer, own - kept_off, preempted, blocked, own - blocked)
+                (own, data, cpu, kept_off, transfer, own - kept_off, preempted, blocked, own - blocked, gpu)
             )
     return parts
 
@@ -279,4 +330,12 @@ def judge_window(number: int, window: Mapping[int, Mapping[str, Any]]) -> Window
     ranks = rank_windows(window, gaps)
     steps = min((len(data.get("rows") or []) for data in window.values()), default=0)
     first = min((int(data.get("first_step", 0)) for data in window.values()), default=0)
-    return WindowVerdict(number, ranks, steps=steps, parts=step_parts(window, gaps), first_step=first)
+    return WindowVerdict(
+        number,
+        ranks,
+        steps=steps,
+        parts=step_parts(window, gaps),
+        first_step=first,
+        on_device=on_device(window),
+        on_cuda=on_cuda(window),
+    )

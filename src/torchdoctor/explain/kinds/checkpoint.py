@@ -1845,6 +1845,24 @@ def _platform_path(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
+# where the path class was made, read on the exception's own traceback: torch.load's unpickling (its serialization.py
+# frames, or the user's line loading a file), or the user's own line calling the other system's class (a
+# WindowsPath(...) on Linux: not a saved file at all, and no finding of this kind)
+_SERIALIZATION = R(r"torch[/\\]serialization\.py$")
+_LOADING = R(r"\b(?:torch|pickle|joblib|dill|cloudpickle)\.loads?\(|\bload_learner\(|\bunpickler\.load\(\)")
+_PATH_CLASS_CALL = R(r"\b(?:Pure)?(?:Windows|Posix)Path\(")
+
+
+def _path_made(raised) -> dict:
+    """``path_unpickled`` where ``raised`` (first_failure.Raised) went through a load of a saved file,
+    ``path_made_by_code`` (the line) where the user's own line made the other system's path class."""
+    if any(_SERIALIZATION.search(frame.file) for frame in raised.frames) or _LOADING.search(raised.code):
+        return {"path_unpickled": True}
+    if _PATH_CLASS_CALL.search(raised.code):
+        return {"path_made_by_code": raised.code.strip()}
+    return {}
+
+
 PICKLED_PLATFORM_PATH = Recogniser(
     # CPython's Lib/pathlib.py (PosixPath / WindowsPath __new__ on the other system): NotImplementedError before
     # 3.12, pathlib.UnsupportedOperation in 3.12-3.13. In a training log it is a file unpickled on another system
@@ -1854,9 +1872,12 @@ PICKLED_PLATFORM_PATH = Recogniser(
     anchors=("cannot instantiate '",),
     templates=("system:pathlib-cannot-instantiate",),
     match=R(r"cannot instantiate '(?P<path_class>\w{1,40})' on your system"),
-    # certain where the log shows the unpickling (torch.load's frames or call); else one's own code making the
-    # other system's Path reads the same, though rarely
-    confirm=has_fact("saw_torch_load"),
+    # certain where the error's own traceback shows the unpickling (torch.load's frames, or the user's line loading
+    # the file): a torch.load elsewhere in the log is not it. Where the user's own line made the class, it is no
+    # saved file at all (holds)
+    raised_facts=_path_made,
+    holds=lambda facts: "path_made_by_code" not in facts,
+    confirm=has_fact("path_unpickled"),
     describe=_platform_path,
 )
 

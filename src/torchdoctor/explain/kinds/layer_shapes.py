@@ -237,15 +237,33 @@ def _broadcast(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
-# the optimizer's own update in the traceback: a frame of torch.optim's update functions (torch 2's
-# _single_tensor_adam, _multi_tensor_sgd, _fused_adamw: not the step wrapper or step() itself, which a closure's loss
-# passes through too) or a code line updating a state tensor (Adam's exp_avg and exp_avg_sq, torch 1's SGD
-# buf.mul_(momentum), momentum_buffer), torch's or a project's own optimizer. An elementwise size check failing there
-# is a state tensor whose size is not its parameter's: the state was loaded for another model or parameter order
-OPTIMIZER_UPDATE = R(
-    r"(?P<optimizer_update>, in _(?:single_tensor|multi_tensor|fused)_\w{1,20}|"
-    r"\b(?:max_)?exp_avg(?:_sq)?s?\b|\bmomentum_buffer\b|\bbuf\.mul_\(momentum\))"
-)
+# the optimizer's own update where the size check failed, read on the frame the exception was raised in (not on any
+# line of the log: a printed state_dict's "exp_avg" keys, a model's own running average): an optimizer module's update
+# function (torch 2's _single_tensor_adam, _multi_tensor_sgd, _fused_adamw; timm's), torch.optim's own code (torch 1's step,
+# _functional.py's adam; not its schedulers or swa_utils), or a project's own optimizer's step or update function
+# on a state tensor (Adam's exp_avg and exp_avg_sq, SGD's buf.mul_(momentum), momentum_buffer). Not the step
+# wrapper's call of a closure: the closure's frame is then the innermost. An elementwise size check failing there is
+# a state tensor whose size is not its parameter's: the state was loaded for another model or parameter order
+_UPDATE_FUNCTION = R(r"_(?:single_tensor|multi_tensor|fused)_\w{1,20}$")
+_TORCH_OPTIM = R(r"torch[/\\]optim[/\\](?!lr_scheduler|swa_utils)")
+_STATE_TENSOR = R(r"\b(?:max_)?exp_avg(?:_sq)?s?\b|\bmomentum_buffer\b|\bbuf\.mul_\(momentum\)")
+_UPDATING = R(r"step|update", re.IGNORECASE)
+
+
+def optimizer_update(raised) -> dict:
+    """``optimizer_update`` (the frame) where ``raised`` (first_failure.Raised) was raised in an optimizer's
+    update of its state."""
+    frame, code = raised.raised_in, raised.raised_code
+    function = frame.function or ""
+    if (
+        (_UPDATE_FUNCTION.match(function) and "optim" in frame.file.lower())
+        or _TORCH_OPTIM.search(frame.file)
+        or (_STATE_TENSOR.search(code) and _UPDATING.search(function))
+    ):
+        return {"optimizer_update": str(frame)}
+    return {}
+
+
 # torch/optim/optimizer.py's load_state_dict maps the saved state to the parameters by position, group by group; it
 # checks the groups' sizes, not each tensor's, so a state loaded for parameters in another order (or another model
 # with as many) loads silently and fails at the first update, on the elementwise check of the state and the gradient
@@ -272,6 +290,7 @@ BROADCAST_SIZE_MISMATCH = Recogniser(
     describe=_broadcast,
     confirm=OPERATOR_REFUSAL["confirm"],
     also=(OPTIMIZER_STATE, *OPERATOR_REFUSAL["also"]),
+    raised_facts=optimizer_update,
 )
 
 _CHANNELS = R(
@@ -454,9 +473,4 @@ CONTEXT = (
     ("collate", IN_COLLATE),
     ("rotary", ROTARY_FRAME),
     ("rope_utils", ROTARY_FRAME),
-    ("_tensor_", OPTIMIZER_UPDATE),
-    (", in _fused_", OPTIMIZER_UPDATE),
-    ("exp_avg", OPTIMIZER_UPDATE),
-    ("momentum_buffer", OPTIMIZER_UPDATE),
-    ("buf.mul_(momentum)", OPTIMIZER_UPDATE),
 )

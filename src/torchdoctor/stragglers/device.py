@@ -1,0 +1,182 @@
+"""A rank's device time per step on CUDA, from CUDA events: never a synchronisation, never a collective.
+
+At each step boundary, and just before and after each timed collective (and DDP's gradient reduction), the
+record notes a ``torch.cuda.Event(enable_timing=True)`` on the current stream with the host's time then
+(`DeviceClock.mark`). A step's events are read once its last one is done (``query()``, a few steps later: the
+device runs behind the host), never waited for; a step whose events are not done within `LAG` steps is
+published as unknown (None).
+
+Events give the device's time between two points of the stream, idle or not: a rank whose host is slow leaves
+its stream idle, and the time between its events grows as much as a rank given more device work. So only the
+time the device surely worked is counted (`busy_seconds`): after each point, the time it took to reach that
+point once it was noted (its lag behind the host: everything before it was queued by then, so the device
+worked without a pause until it got there), at most the time between the two points. The lag is the event's
+device time less its host time, offset so that no event is reached before it was noted (the step's, or the
+previous step's end, whichever says more: once the device caught up with the host anywhere in the run, at a
+``loss.item()``, a wait for data, a gloo collective, its lag is known from there on; a device that never did is
+counted as idle). The time inside collectives (NCCL's kernels waiting for the peers) is left out. A lower bound: the device work that ran while the host was still queuing more is not counted, the
+same on every rank.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+LAG = 10  # steps whose device time may be pending; the oldest beyond is published as unknown
+SPANS = 128  # collectives per step bracketed by events (FSDP: a wait per layer); beyond, its device time is unknown
+
+
+def busy_seconds(marks: list[tuple[float, float, str]], start_lag: float = 0.0) -> tuple[float, float]:
+    """(seconds the device surely worked in one step, the lag of its last mark) from the step's marks
+    ``(host seconds, device seconds, kind)``, both counted from the step's first mark, in the host's order:
+    kind ``"b"`` before a collective, ``"a"`` after it, anything else a plain point. ``start_lag``: what is
+    known of the first mark's lag (the previous step's last). Between two marks the device surely worked the
+    later mark's lag, at most the device time between them; not inside a collective."""
+    if not marks:
+        return 0.0, start_lag
+    offset = max([start_lag] + [host - device for host, device, _ in marks])  # the first mark's lag
+    busy, depth = 0.0, 0
+    previous = marks[0]
+    depth = 1 if previous[2] == "b" else 0
+    for mark in marks[1:]:
+        host, device, kind = mark
+        lag = max(0.0, device + offset - host)
+        if depth == 0:
+            busy += max(0.0, min(device - previous[1], lag))
+        depth = depth + 1 if kind == "b" else max(0, depth - 1) if kind == "a" else depth
+        previous = mark
+    return busy, max(0.0, marks[-1][1] + offset - marks[-1][0])
+
+
+def _guarded(method: Callable) -> Callable:
+    """A clock's method that never breaks the training: where CUDA refuses a call (a graph captured from another
+    thread, a device that failed), the clock stops, and the device times from then on are unknown (None)."""
+
+    @functools.wraps(method)
+    def guarded(self: DeviceClock, *args: Any) -> Any:
+        if self.stopped:
+            return None
+        try:
+            return method(self, *args)
+        except Exception as error:  # noqa: BLE001 - whatever CUDA raised: the training goes on without the clock
+            self.stopped = str(error) or type(error).__name__
+            self._pending, self._marks = [], []
+            return None
+
+    return guarded
+
+
+class DeviceClock:
+    """The events of the steps on one CUDA device, read when done; `DeviceClock.on` makes one where the
+    training runs on CUDA, else None (on CPU no event is ever made)."""
+
+    def __init__(self, torch: Any, device: Any) -> None:
+        self._torch = torch
+        self._device = device
+        self._marks: list[tuple[float, Any, str]] = []  # the running step's: (host time, event, kind)
+        self._spans = 0  # collectives bracketed in the running step
+        self._over = False  # the running step's device time is unknown (over `SPANS` collectives, a graph)
+        self._pending: list[tuple[list, list]] = []  # (marks, row) of each step not yet read
+        self._lag = 0.0  # the lag of the latest step's end, as read
+        self.stopped = ""  # why the clock stopped (`_guarded`), or ""
+
+    @staticmethod
+    def on(parameters: Any) -> DeviceClock | None:
+        """A clock for the CUDA device the first of ``parameters`` (a model's, an optimizer's) lives on, where
+        CUDA is initialised in this process; else None."""
+        torch = sys.modules.get("torch")
+        if torch is None or not torch.cuda.is_initialized():  # never initialised on a CPU build
+            return None
+        for parameter in parameters:
+            device = getattr(parameter, "device", None)
+            if device is not None and device.type == "cuda":
+                return DeviceClock(torch, device)
+            return None
+        return None
+
+    def _event(self) -> tuple[float, Any] | None:
+        """(host time, an event on the current stream) now; None while the stream is being captured into a CUDA
+        graph (an event to time may not be recorded there: the step's device time is then unknown)."""
+        if self._torch.cuda.is_current_stream_capturing():
+            return None
+        now = time.perf_counter()  # before the record: the device cannot reach the event earlier
+        event = self._torch.cuda.Event(enable_timing=True)
+        event.record(self._torch.cuda.current_stream(self._device))
+        return now, event
+
+    @_guarded
+    def mark(self, kind: str) -> None:
+        """Note an event on the current stream now: kind ``"b"`` before a collective, ``"a"`` after it."""
+        if kind == "b":
+            self._spans += 1
+            self._over = self._over or self._spans > SPANS
+        if self._over:
+            return
+        noted = self._event()
+        if noted is None:
+            self._over = True
+            return
+        self._marks.append((*noted, kind))
+
+    @_guarded
+    def event_now(self) -> tuple[float, Any] | None:
+        """(host time, an event on the current stream) now, for `span` (None while capturing a CUDA graph)."""
+        return self._event()
+
+    @_guarded
+    def span(self, before: tuple[float, Any] | None, after: tuple[float, Any] | None) -> None:
+        """Add a collective noted elsewhere (DDP's reduction: ``(host time, event)`` when the rank's last
+        gradient was ready, and when its backward returned; None where none could be noted)."""
+        self._spans += 1
+        self._over = self._over or self._spans > SPANS or before is None or after is None
+        if self._over:
+            return
+        self._marks.extend([(before[0], before[1], "b"), (after[0], after[1], "a")])
+
+    @_guarded
+    def boundary(self, row: list | None) -> None:
+        """A step is over (``row``: its row, whose last field is its device time, to fill in; None for the first
+        boundary, which starts the first step): note its end, which starts the next step, and read the steps
+        whose events are done. More than `LAG` pending: the oldest is given up on (its device time stays None)."""
+        end = self._event()
+        if row is not None and not self._over and end is not None and self._marks:
+            self._pending.append((self._marks + [(*end, "")], row))
+        self._marks, self._spans = ([(*end, "")] if end is not None else []), 0
+        self._over = end is None  # no start noted: the next step's device time is unknown
+        if end is not None:  # not while capturing: a query() may be refused then
+            self.read()
+        del self._pending[:-LAG]
+
+    @_guarded
+    def read(self) -> None:
+        """Fill in the device time of the pending steps whose events are all done, oldest first."""
+        while self._pending:
+            marks, row = self._pending[0]
+            if not all(event.query() for _, event, _ in marks):
+                return
+            self._pending.pop(0)
+            first_host, first = marks[0][0], marks[0][1]
+            # sorted by host time: DDP's reduction is added at its end (`span`), its first event noted earlier
+            points = sorted(
+                (
+                    (host - first_host, first.elapsed_time(event) / 1000.0, kind)
+                    for host, event, kind in marks
+                ),
+                key=lambda point: point[0],
+            )
+            row[-1], lag = busy_seconds(points, self._lag)
+            # the step's end was done by now: its lag was no longer (this keeps a drift between the host's clock
+            # and the device's from adding up over the run, as the lag is carried from step to step)
+            self._lag = min(lag, max(0.0, time.perf_counter() - max(host for host, _, _ in marks)))
+
+    def pending(self) -> int:
+        """The steps whose device time is not read yet."""
+        return len(self._pending)
+
+    def forget(self) -> None:
+        """Drop every step (the record restarted)."""
+        self._pending, self._marks, self._spans, self._over = [], [], 0, False
