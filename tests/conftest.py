@@ -302,8 +302,12 @@ PROCESS_TESTS = {
     "test_explain_cpu_build": {
         "test_set_device_on_this_cpu_only_torch_is_read_as_no_cuda_with_the_cpu_build_fix"
     },
-    # the planted runs' one live job: two gloo ranks under torchrun, rank 0's save into a missing folder
-    "test_explain_planted_runs": {"test_the_planted_save_run_live_on_this_torch_reads_as_its_recording"},
+    # the planted runs' live jobs: two gloo ranks under torchrun, rank 0's save into a missing folder, and a
+    # dataset's None sample in a DataLoader worker (pytorch/examples' ddp-tutorial-series)
+    "test_explain_planted_runs": {
+        "test_the_planted_save_run_live_on_this_torch_reads_as_its_recording",
+        "test_the_none_sample_run_live_on_this_torch_reads_as_its_recording",
+    },
     # tensor parallelism on 2 gloo ranks under launch --stragglers (one with --debug on a 2-D mesh)
     "test_straggler_functional": {
         "test_a_tp_rank_slowed_by_its_compute_is_named_device_and_its_victims_wait_is_in_its_collectives",

@@ -125,6 +125,66 @@ EXPECTED = {
         None,
         ["(in its mp.spawn process 1): ValueError", "mnist_ddp.py:88 in train"],
     ),
+    # recorded in session 44 (user17): the public examples as written, cut only for a CPU machine without the hub
+    "none_item": (
+        "collate_none_sample",
+        "collate_none_sample",
+        ["returned as None", "rank 0", "multigpu_torchrun.py:61 in _run_epoch: for source, targets in"],
+    ),
+    "rank0_metric": (
+        "rank_divergence",
+        None,
+        ["a rank never made that gather", "is_main_process", "nlp_example.py:199 in training_function"],
+    ),
+    "label_one_rank": (
+        "label_out_of_range",
+        None,
+        ["(2)", "rank 1", "nlp_example.py:177 in training_function"],
+    ),
+    "unused_head": (
+        "ddp_unused_parameters",
+        None,
+        ["parameter indices 41 42", "DistributedDataParallelKwargs(find_unused_parameters=True)"],
+    ),
+    # accelerate's prepare() made the wrapper: its own way to save the inner model
+    "module_prefix": (
+        "state_dict_keys",
+        None,
+        [
+            "'module.'",
+            "accelerator.unwrap_model(model).state_dict()",
+            "nlp_example.py:212 in training_function",
+        ],
+    ),
+    # the peer exited 0: the cause is the call rank 0 made alone, at its line, not another rank's error elsewhere
+    "rank0_final_eval": (
+        "peer_closed",
+        None,
+        ["the peer finished without an error", "nlp_example.py:197 in training_function", "if rank == 0:"],
+    ),
+    # rank 0 timed out in its lone all_gather and closed its connections: rank 1's closed connection follows
+    "rank0_all_gather": (
+        "collective_timeout",
+        None,
+        [
+            "Rank 1 never got there",
+            "lightning/pytorch/strategies/ddp.py:303 in barrier",
+            "autoencoder.py:148 in on_validation_epoch_end",
+            "never under `if self.global_rank == 0:`",
+        ],
+    ),
+    # accelerate launch passes no --local_rank either: the finding names the launcher the job ran under
+    "local_rank_required": (
+        "local_rank_argument",
+        None,
+        [
+            "which accelerate launch does not pass",
+            "LOCAL_RANK",
+            "default=int(os.environ.get('LOCAL_RANK', 0))",
+        ],
+    ),
+    "local_rank": ("local_rank_argument", None, ["--local-rank", "LOCAL_RANK"]),
+    "numpy_noise": ("dtype_mismatch", None, ["Double and Float", "autoencoder.py:136 in forward"]),
 }
 
 
@@ -241,6 +301,25 @@ def test_the_planted_save_run_live_on_this_torch_reads_as_its_recording(tmp_path
     )
 
 
+def test_the_none_sample_run_live_on_this_torch_reads_as_its_recording(tmp_path):
+    # pytorch/examples' ddp-tutorial-series as fetched (cut for CPU): torch's collate still fails on a None sample
+    # amid tuples in CPython's words, in a worker, and the loop that read the DataLoader is the user's line
+    from helpers import TORCHRUN
+
+    script = RUNS / "scripts" / "multigpu_torchrun.py"
+    done = subprocess.run(
+        [TORCHRUN, "--standalone", "--nproc_per_node", "2", str(script), "1", "1"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "OMP_NUM_THREADS": "1", "FAULT": "none_item"},
+    )
+    assert done.returncode != 0
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(done.stdout + done.stderr))
+    assert lead.id == "log.collate_none_sample", _said(lead)
+    assert "multigpu_torchrun.py:61 in _run_epoch" in lead.fix, lead.fix
+
+
 @pytest.mark.parametrize("fault", ["finally_hides", "del_hides"])
 def test_an_error_of_the_cleanup_after_the_failure_follows_the_error_that_started_it(fault):
     # a `finally` (or a `__del__`) saving into a folder that is not there failed on every rank after rank 1's
@@ -321,3 +400,37 @@ def test_one_ranks_log_whose_cleanup_failed_after_it_lost_its_peer_says_the_caus
     assert lead.id == "log.peer_closed" and "the cause is not in this log" in lead.summary, lead.summary
     assert save.id == "log.checkpoint_save_folder" and save.status == "warn", save.summary
     assert "raised after this rank lost its peer" in save.summary
+
+
+def test_a_peer_that_finished_without_an_error_is_not_said_to_hold_a_cause_elsewhere():
+    (lead, *_) = explain([str(RUNS / "rank0_final_eval" / "console.txt")])
+    assert "the cause is not in this log" not in lead.summary, lead.summary
+    assert "read that rank's own log" not in lead.fix and "cause" not in lead.details, lead.fix
+
+
+def test_the_connection_a_timed_out_rank_closed_follows_its_timeout_whichever_was_printed_first():
+    found = explain([str(RUNS / "rank0_all_gather" / "console.txt")])
+    closed = next(f for f in found if f.id == "log.peer_closed")
+    assert closed.status == "warn" and closed.details["consequence_of"] == "log.collective_timeout", (
+        closed.summary
+    )
+    assert "the cause is not in this log" not in found[0].summary, found[0].summary
+
+
+def test_a_none_sample_is_read_only_where_torchs_collate_raised_it():
+    # CPython's len(None) / None[key] are any code's: the sample's reading needs collate.py's frame under them
+    frames = (
+        "Traceback (most recent call last):\n"
+        '  File "/env/lib/python3.11/site-packages/torch/utils/data/_utils/collate.py", line 171, in collate\n'
+        "    {key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map) for key in elem}\n"
+        "TypeError: 'NoneType' object is not subscriptable\n"
+    )
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(frames.encode()))
+    assert lead.id == "log.collate_none_sample" and "among dict samples" in lead.summary, lead.summary
+    assert lead.details["confidence"] == "likely"
+    own = frames.replace(
+        "/env/lib/python3.11/site-packages/torch/utils/data/_utils/collate.py", "/work/train.py"
+    )
+    for near in (own, "TypeError: object of type 'NoneType' has no len()\n"):
+        (other, *_) = explain(["-"], stdin=io.BytesIO(near.encode()))
+        assert other.id != "log.collate_none_sample", other.summary

@@ -12,6 +12,7 @@ from torchdoctor.explain.first_failure import (
     cut,
     cut_after_assert,
     exception_at,
+    installed_module,
     installed_package,
     placed_by_pytest,
 )
@@ -395,6 +396,9 @@ class Collector:
                     package = installed_package(raised.raised_in.file)
                     if package:
                         facts = {**facts, "raised_in_package": package}
+                        # the module too: a message CPython prints for any code (len(None)) is one kind's in one
+                        # module only (torch's default_collate)
+                        facts["raised_in_module"] = installed_module(raised.raised_in.file)
                         if raised.raised_code.lstrip().startswith("from ."):
                             # a relative import: the package importing one of its own modules
                             facts["raised_in_relative_import"] = raised.raised_code.strip()

@@ -435,6 +435,10 @@ def _unwrapped(raised: list[Raised]) -> list[Raised]:
                 skip.add(id(original))
                 original.worker = f"DataLoader worker process {worker['worker']}"
                 original.order = item.order
+                if _no_own_frame(original) and not _no_own_frame(item):
+                    # the worker's traceback is torch's alone (its collate given what the dataset returned): the
+                    # user's line is the loop that read the DataLoader, in the report's own traceback
+                    original.frame, original.code = item.frame, item.code
                 handled, seen = original.handling, 0
                 while handled is not None and handled.line > item.line and seen < 8:
                     # the worker's exceptions its own `except`/`finally` handled, printed in the same report
@@ -443,6 +447,11 @@ def _unwrapped(raised: list[Raised]) -> list[Raised]:
                 continue
         kept.append(item)
     return kept
+
+
+def _no_own_frame(raised: Raised) -> bool:
+    """Whether ``raised``'s traceback shows no frame of the user's own code (its frame is a library's, or none)."""
+    return raised.frame is None or is_library(raised.frame.file)
 
 
 # a package folder only: a module alone in site-packages (flash_attn_2_cuda.cpython-310-...so) is often named
@@ -455,6 +464,16 @@ def installed_package(file: str) -> str | None:
     outside a package folder of site-packages / dist-packages."""
     found = _SITE_PACKAGE.search(file)
     return found["package"] if found else None
+
+
+def installed_module(file: str) -> str | None:
+    """The module of an installed package a file is (``.../site-packages/torch/utils/data/_utils/collate.py`` ->
+    ``torch.utils.data._utils.collate``), None outside a package folder of site-packages / dist-packages."""
+    found = _SITE_PACKAGE.search(file)
+    if found is None:
+        return None
+    path = file[found.start("package") :].replace("\\", "/")
+    return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
 def where(raised: Raised) -> str:

@@ -22,7 +22,7 @@ from torchdoctor.explain import (
 from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds import BY_KIND, train, waiting_calls, watchdog_report
 from torchdoctor.explain.kinds import ranks as ranks_kind
-from torchdoctor.explain.kinds.ranks import every_rank_waited, peer_ended_quietly
+from torchdoctor.explain.kinds.ranks import every_rank_waited, peer_ended_quietly, peer_finished
 from torchdoctor.explain.ranks import hit_rank
 from torchdoctor.explain.recognisers import Alternative, Context, Hit
 from torchdoctor.findings import Finding
@@ -241,6 +241,10 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
     if not causes and unknown is None:  # only consequences: what they follow from is not in this log
         sure = dict.fromkeys(sure, "likely")
     rest = sorted((k for k in by_kind if roles[k] != "cause"), key=lambda k: sure[k] != "certain")
+    if not causes and unknown is None and ranks_kind.closed_by_a_timeout(by_kind):
+        # the ranks that timed out closed the connection the others report closed: the timeout came first,
+        # whichever rank's traceback was printed first
+        rest.sort(key=lambda k: k == "peer_closed")
     first_exit = _first_exit_leads(by_kind, rest, root_rank) if not causes and unknown is None else None
     if first_exit is not None:
         rest.remove(first_exit)
@@ -298,7 +302,17 @@ def _finding(
         draft.details["versions"] = versions  # what the log says it ran with, for the person reading -v
     for extra in _EXTRAS:
         extra(draft, kind, o, ctx, raised)
-    _follows_from(draft, kind, o, every_rank_waited(kind_hits, ctx))
+    # a collective every rank waited in, or a peer that finished without an error: the cause is the call the
+    # log names, not another rank's error to look for (found with accelerate's nlp_example.py evaluating once on
+    # the main process alone: planted_runs/rank0_final_eval)
+    _follows_from(
+        draft,
+        kind,
+        o,
+        every_rank_waited(kind_hits, ctx)
+        or peer_finished(kind_hits, ctx)
+        or kind == ranks_kind.closed_by_a_timeout(o.by_kind),
+    )
     return Finding(f"log.{draft.led_by or kind}", draft.status, draft.summary, draft.details, draft.fix)
 
 
@@ -467,6 +481,46 @@ def _launcher_summary_of_the_above(
     draft.fix = f"Follows from {_the(title)} above: see its fix."
 
 
+def _closed_by_the_timeout(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: list[Raised]) -> None:
+    """A collective's timeout on some ranks and "Connection closed by peer" on the others: the ranks that timed out
+    gave up and closed their connections. The timeout says where the others were instead (the innermost frame
+    outside torch of their traceback), and the closed connection follows from it (found with Lightning's
+    autoencoder example all_gathering a metric on rank 0 alone: rank 1 was in Lightning's barrier, and its closed
+    connection led, "the cause is not in this log")."""
+    timeout = ranks_kind.closed_by_a_timeout(o.by_kind)
+    if timeout is None or o.lead is not None or not o.rest or o.rest[0] != timeout:
+        return
+    if kind == "peer_closed":
+        title = BY_KIND[timeout].title
+        draft.summary += f" — closed by the ranks that gave up on {_the(title)} above (log.{timeout})"
+        draft.details["consequence_of"] = f"log.{timeout}"
+        draft.status = "warn"
+        draft.fix = (
+            f"Follows from {_the(title)} above: a rank whose collective times out closes its connections, and "
+            "its peers see them closed. See its fix."
+        )
+    elif kind == timeout:
+        for closed in o.by_kind["peer_closed"]:
+            victim = next((r for r in raised if _covers(closed, r)), None)
+            frames = (
+                [f for f in victim.frames if first_failure.installed_package(f.file) != "torch"]
+                if victim
+                else []
+            )
+            if frames:
+                where = (
+                    f"{frames[-1]}: {victim.code}"
+                    if not first_failure.is_library(frames[-1].file)
+                    else frames[-1]
+                )
+                draft.summary += f"; rank {victim.rank} was elsewhere, at {where}, when its connection closed"
+                draft.fix += (
+                    f"\nRank {victim.rank}'s traceback shows where it was instead: {where} (the call it made in "
+                    "place of this collective)."
+                )
+                break
+
+
 def _waited_for_a_peer(draft: _Draft, kind: str, o: _Order, ctx: Context, raised: list[Raised]) -> None:
     """A rank waited for a peer that left: its traceback names the user's line that made the collective."""
     if o.lead is not None or kind not in waiting_calls.KINDS or not peer_ended_quietly(o.by_kind[kind], ctx):
@@ -608,6 +662,7 @@ _EXTRAS = (
     _watchdog_took_it_down,
     _launcher_summary_of_the_above,
     _waited_for_a_peer,
+    _closed_by_the_timeout,
     _state_dict_gather,
     _where_each_rank_was,
     _where_it_waited,

@@ -774,7 +774,11 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     # accelerate launch's own frames (commands/launch.py raising the worker's exit as CalledProcessError)
     (
         "launch.py",
-        re.compile(r"(?P<saw_accelerate>accelerate[/\\]commands[/\\]launch\.py\S{0,10}, line \d+, in )"),
+        # (saw_accelerate_launch: the launcher the job was started with, which the fixes name in torchrun's place)
+        re.compile(
+            r"(?P<saw_accelerate>accelerate[/\\]commands[/\\](?P<saw_accelerate_launch>launch)\.py\S{0,10}, line \d+, "
+            r"in )"
+        ),
     ),
     # the script's own GradScaler call in a traceback (accelerate's is self.scaler.unscale_), and unscale_'s
     # refusal after step(): the training loop's order, kinds/amp_scaler.py

@@ -243,9 +243,16 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if found is not None and found[2] == "checkpoint":
         prefix, wrapper, _ = found
         summary += f": its keys start with {prefix!r} (saved through {wrapper})"
+        # accelerate's prepare() made the wrapper (its launcher or its frames in the log): its own unwrapping
+        # (found with accelerate's nlp_example.py saving the prepared model: planted_runs/module_prefix)
+        inner = (
+            "accelerator.unwrap_model(model).state_dict(), or accelerator.save_model(model, folder)"
+            if prefix == "module." and ctx.facts.get("saw_accelerate")
+            else "model.module.state_dict() under DDP"
+        )
         fix = (
             f"The state dict was saved from the {wrapper} wrapper, so every key starts with {prefix!r}. "
-            "Save the inner model next time (model.module.state_dict() under DDP), and load this one with "
+            f"Save the inner model next time ({inner}), and load this one with "
             "the prefix taken off:\n"
             f"state = {{k.removeprefix({prefix!r}): v for k, v in state.items()}}   # then load_state_dict"
             "(state)\n(or torch.nn.modules.utils.consume_prefix_in_state_dict_if_present(state, "

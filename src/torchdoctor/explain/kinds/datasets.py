@@ -249,6 +249,39 @@ COLLATE_UNEQUAL_SIZES = Recogniser(
 )
 
 
+def _none_sample(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    shape = "dict" if any("none_subscripted" in h.facts for h in hits) else "tuple or list"
+    return (
+        f"a sample the dataset returned as None reached the DataLoader's default_collate among {shape} samples "
+        "(a file it could not read and skipped, or a __getitem__ path without a return)" + on_ranks(hits),
+        "A Dataset's __getitem__ must return a sample for every index. Find the ones it does not: "
+        "[i for i in range(len(dataset)) if dataset[i] is None], and fix that sample or the path in __getitem__ "
+        "that returns nothing (an except that only logs, an if without an else). To skip unreadable samples "
+        "instead, drop them when the dataset is built, or give the DataLoader a collate_fn that leaves them out: "
+        "collate_fn=lambda batch: torch.utils.data.default_collate([b for b in batch if b is not None]) (a "
+        "module-level function where workers are spawned).",
+    )
+
+
+# CPython's TypeError for len(None) / None[key] is printed for any code; raised in torch's collate.py it is
+# collate's len(elem) check on a batch of sequence samples (tuples, lists) or its d[key] on a batch of dict
+# samples, a later sample of the batch being None (a first sample of None is default_collate's own "found <class
+# 'NoneType'>", dataloader_options.py). Found with pytorch/examples' ddp-tutorial-series under torchrun, its
+# dataset returning None for one index read by two workers (tests/fixtures/planted_runs/none_item).
+COLLATE_NONE_SAMPLE = Recogniser(
+    kind="collate_none_sample",
+    title="a sample the dataset returned as None",
+    anchors=("object of type 'NoneType' has no len()", "'NoneType' object is not subscriptable"),
+    templates=("system:nonetype-has-no-len", "system:nonetype-not-subscriptable"),
+    match=R(
+        r"TypeError: (?:object of type 'NoneType' has no len\(\)|'NoneType' object is not (?P<none_subscripted>subscriptable))"
+    ),
+    # only where the traceback shows it raised in torch's collate (the line alone is any code's len(None))
+    holds=lambda facts: facts.get("raised_in_module") == "torch.utils.data._utils.collate",
+    describe=_none_sample,
+)
+
+
 def _persistent(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     summary = "a DataLoader was given persistent_workers=True with num_workers=0" + on_ranks(hits)
     fix = (
@@ -703,6 +736,7 @@ RECOGNISERS = (
     DATASET_CACHE_SHARED,
     BAD_TRAINING_DATA,
     COLLATE_UNEQUAL_SIZES,
+    COLLATE_NONE_SAMPLE,
     DATALOADER_PERSISTENT_WORKERS,
     DATASET_HANDLE_FORK,
     CUSTOM_BATCH_SAMPLER,

@@ -64,9 +64,11 @@ def _local_rank(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     required = facts.get("argparse_error", "")
     launched = ctx.facts.get("failure_summary_in_input") or any(h.rank is not None for h in hits)
     if launched and not injected and re.search(r"required: (?:[^\n]*, )?--local[_-]rank\b", required):
-        # the script wants the argument torch.distributed.launch passed; torchrun passes none
+        # the script wants the argument torch.distributed.launch passed; torchrun passes none, nor accelerate
+        # launch (found with accelerate's nlp_example.py given a required --local_rank: planted_runs/local_rank_required)
+        launcher = "accelerate launch" if ctx.facts.get("saw_accelerate_launch") else "torchrun"
         return (
-            f"{prog} requires a --local_rank argument, which torchrun does not pass (it sets LOCAL_RANK in the "
+            f"{prog} requires a --local_rank argument, which {launcher} does not pass (it sets LOCAL_RANK in the "
             "environment instead; torch.distributed.launch passed the argument)" + on_ranks(hits),
             "Read the local rank from the environment, and keep the argument optional for older launchers:\n"
             "parser.add_argument('--local-rank', '--local_rank', type=int, "

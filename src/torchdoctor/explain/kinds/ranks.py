@@ -36,6 +36,14 @@ def _seconds(ms) -> str:
 # -- collective timeouts --------------------------------------------------------------------------------
 
 
+# Lightning's own calls that are collectives, which a condition on the rank keeps from the other ranks
+LIGHTNING_COLLECTIVES = (
+    "\nIn Lightning, self.log(..., sync_dist=True), self.all_gather, self.trainer.strategy.barrier() and "
+    "reduce are collectives: call them on every rank, never under `if self.global_rank == 0:` or "
+    "@rank_zero_only; to log a value of rank 0 alone, self.log(..., rank_zero_only=True) (no sync)."
+)
+
+
 def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     from torchdoctor.explain.ranks import timeout_story
 
@@ -151,6 +159,10 @@ def _watchdog(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "nvidia-smi for the GPU's use and dmesg for Xid errors, and torchdoctor launch --watchdog for the "
             "line the rank waits at."
         )
+    if late and ctx.facts.get("framework") == "lightning":
+        # a rank that never got there under Lightning: its own collectives under a rank condition (found with its
+        # autoencoder example all_gathering a metric on rank 0 alone in on_validation_epoch_end)
+        fix += LIGHTNING_COLLECTIVES
     if story.get("stuck_s"):
         fix = (
             "The watchdog thread itself hung in a CUDA/NCCL call: check `nvidia-smi` and `dmesg` for Xid "
@@ -641,10 +653,21 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         # every rank joined accelerate's gather: the same call, with tensors of different shapes; no branch to
         # decide on one rank (found with gather_for_metrics over batches split by hand under plain torchrun: the
         # last batch held 2 samples on rank 0, 1 on rank 1)
-        summary += "; in accelerate's gather: the ranks' tensors differ in shape"
+        # ... or one rank never made that gather: gloo's check aborts the same way when the other rank is in
+        # another collective (found with accelerate's nlp_example.py evaluating on the main process alone, the
+        # other rank gone on to DDP's all_reduce in its next backward: tests/fixtures/planted_runs/rank0_metric);
+        # the aborted rank prints no traceback, so the log cannot tell which
+        summary += (
+            "; in accelerate's gather: the ranks' tensors differ in shape, or a rank never made that gather (it "
+            "ran another collective)"
+        )
         fix = (
-            "accelerator.gather and gather_for_metrics take a tensor of one shape on every rank. Two usual "
-            "causes:\n"
+            "accelerator.gather and gather_for_metrics take a tensor of one shape on every rank, and every rank "
+            "must make the call. The usual causes:\n"
+            "- the evaluation (or the gather) under `if accelerator.is_main_process:` or another rank condition: "
+            "the other ranks go on to their next collective (the next backward's all_reduce), whose sizes differ. "
+            "Run the evaluation loop and gather_for_metrics on every rank; keep only the print or the save under "
+            "the condition (accelerator.print prints once).\n"
             "- an uneven last batch (the data split by hand, a DataLoader not passed to accelerator.prepare, "
             "even_batches=False): prepare the DataLoader (model, loader = accelerator.prepare(model, loader)); "
             "every rank then gets batches of the same size, and gather_for_metrics drops the samples repeated to "
@@ -669,11 +692,7 @@ def _divergence(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     elif ctx.facts.get("framework") == "lightning":
         # Lightning's own collectives that a rank condition hides: found with self.log(..., sync_dist=True)
         # under `if self.global_rank == 0:` in its bug_report_model.py on 2 CPU ranks
-        fix += (
-            "\nIn Lightning, self.log(..., sync_dist=True), self.all_gather, self.trainer.strategy.barrier() and "
-            "reduce are collectives: call them on every rank, never under `if self.global_rank == 0:` or "
-            "@rank_zero_only; to log a value of rank 0 alone, self.log(..., rank_zero_only=True) (no sync)."
-        )
+        fix += LIGHTNING_COLLECTIVES
     return summary, fix
 
 
@@ -953,6 +972,29 @@ def every_rank_waited(hits: list[Hit], ctx: Context) -> bool:
 
     story = timeout_story(hits, ctx)
     return bool(story["all_waited"]) and not story["late"] and not story.get("stuck_s")
+
+
+def closed_by_a_timeout(by_kind: dict[str, list[Hit]]) -> str | None:
+    """The timeout kind whose ranks, giving up on their collective, closed the connections that the peer's
+    "Connection closed by peer" on the other ranks reports (None: no such pair). A rank that times out aborts and
+    its peers see their connections closed; a rank that died first prints no timeout of its own."""
+    from torchdoctor.explain.ranks import hit_rank
+
+    closed = {hit_rank(h) for h in by_kind.get("peer_closed", ())}
+    if not closed or None in closed:
+        return None
+    for kind in ("collective_timeout", "nccl_watchdog_timeout"):
+        timed = {hit_rank(h) for h in by_kind.get(kind, ())}
+        if timed and None not in timed and not timed & closed:
+            return kind
+    return None
+
+
+def peer_finished(hits: list[Hit], ctx: Context) -> bool:
+    """True when torchrun's summary names no other failed rank beside the one whose peer closed the connection:
+    the peer exited 0 (a signal or an error would be listed), so the cause is the call this rank made and the
+    peer did not, at the line this rank waited at, not another rank's error to be found elsewhere."""
+    return bool(ctx.facts.get("no_other_failures")) and any("peer_line" in h.facts for h in hits)
 
 
 def peer_ended_quietly(hits: list[Hit], ctx: Context) -> bool:
