@@ -36,3 +36,30 @@ def test_torchvisions_cuda_check_cut_before_its_versions_still_names_the_mismatc
     )
     assert found.id == "log.extension_import" and found.details["confidence"] == "certain"
     assert "torchvision was built for another CUDA major version than torch" in found.summary
+
+
+def test_fsdp_flattening_uint8_beside_a_float_names_bitsandbytes_quant_storage():
+    # train/7321.txt (axolotl#1494, FSDP + QLoRA): torch/distributed/fsdp/_flat_param.py's check, as it printed it
+    found = lead("7321.txt")
+    assert found.id == "log.fsdp_wrap_config" and found.details["confidence"] == "likely"
+    assert "(torch.float32 and torch.uint8)" in found.summary and "4-bit" in found.summary
+    assert "bnb_4bit_quant_storage=torch.bfloat16" in found.fix and "bitsandbytes 0.43" in found.fix
+    # the other reading, the library release's bug its thread named, stays named
+    assert "log.library_version_bug" in found.details["alternatives"]
+
+
+def test_fsdp_flattening_uint8_first_is_read_the_same_way():
+    # _flat_param.py names the unit's first dtype, then the one that differs: the packed weight may come first
+    found = explained(
+        "ValueError: Must flatten tensors with uniform dtype but got torch.uint8 and torch.bfloat16\n"
+    )
+    assert found.id == "log.fsdp_wrap_config"
+    assert "bnb_4bit_quant_storage" in found.fix
+
+
+def test_fsdp_flattening_two_float_dtypes_keeps_the_cast():
+    found = explained(
+        "ValueError: Must flatten tensors with uniform dtype but got torch.float16 and torch.float32\n"
+    )
+    assert found.id == "log.fsdp_wrap_config"
+    assert "bnb_4bit_quant_storage" not in found.fix and "model.to(torch.bfloat16)" in found.fix

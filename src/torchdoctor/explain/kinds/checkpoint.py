@@ -1000,6 +1000,8 @@ def _fsdp_wrap(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "fully_shard(..., mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)) "
             "rather than mixing dtypes in the model; or shard the modules of the other dtype in groups of their own.",
         )
+    if "torch.uint8" in (facts.get("dtype_a"), facts.get("dtype_b")):
+        return _packed_4bit_flattened(facts, hits)
     if facts.get("dtype_a") or facts.get("dtype_unnamed"):
         named = f" ({facts['dtype_a']} and {facts['dtype_b']})" if facts.get("dtype_a") else ""
         return (
@@ -1029,6 +1031,27 @@ def _fsdp_wrap(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "--config_file explicitly; with FSDP not wanted, set distributed_type to MULTI_GPU there."
     )
     return summary + on_ranks(hits), fix
+
+
+def _packed_4bit_flattened(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    """FSDP1's flat parameter refusing a unit of a float dtype and torch.uint8: bitsandbytes' Params4bit keeps a
+    4-bit weight packed in uint8 unless ``quant_storage`` (transformers' ``bnb_4bit_quant_storage``, bitsandbytes
+    0.43, transformers 4.39, accelerate 0.28's FSDP + QLoRA) names a float dtype, which no cast of the model
+    reaches."""
+    return (
+        f"FSDP flattens one unit whose parameters have different dtypes ({facts['dtype_a']} and "
+        f"{facts['dtype_b']}): uint8 is how bitsandbytes stores a 4-bit (QLoRA) model's packed weights by default"
+        + on_ranks(hits),
+        "FSDP flattens one dtype a unit, and a cast of the model (model.to(torch.bfloat16)) leaves bitsandbytes' "
+        "packed weights in uint8. Store them in the compute dtype instead: set bnb_4bit_quant_storage to it "
+        "(transformers: BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16, "
+        "bnb_4bit_quant_storage=torch.bfloat16), with torch_dtype=torch.bfloat16 in from_pretrained), so FSDP can "
+        "flatten them with the rest; it needs bitsandbytes 0.43, transformers 4.39 and accelerate 0.28 or newer "
+        "(upgrade them: pip install -U bitsandbytes transformers accelerate peft); axolotl: upgrade it and start "
+        "from its FSDP + QLoRA example config. Then cast the float32 parameters left (LoRA adapters, norms) to that "
+        "dtype too. Without a 4-bit model: cast the model before wrapping and let FSDP's MixedPrecision policy "
+        "choose the compute dtype.",
+    )
 
 
 FSDP_WRAP_CONFIG = Recogniser(
