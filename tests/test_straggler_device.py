@@ -7,7 +7,7 @@ import random
 import pytest
 import torch
 
-from torchdoctor.stragglers.device import DeviceClock, busy_seconds
+from torchdoctor.stragglers.device import DeviceClock, busy_seconds, carried_lag
 from torchdoctor.stragglers.record import FIELDS, StepRecord
 from torchdoctor.stragglers.summary import findings, per_rank, summary_lines
 from torchdoctor.stragglers.verdict import judge_stretch
@@ -168,3 +168,83 @@ def test_the_step_hook_asks_once_whether_the_training_runs_on_cuda(record):
     model(torch.randn(2, 4)).sum().backward()
     optimizer.step()
     assert record._device_asked and record.device is None
+
+
+def stream(ops, host=0.0, free=0.0):
+    """One CUDA stream driven by a host, as a list of (op, seconds): ``cpu`` host work; ``kernel`` a kernel queued
+    (10 µs of the host's time to launch; the stream runs it once free); ``peer`` the stream waiting inside a
+    collective for a peer; ``sync`` the host waiting for the stream (``loss.item()``); ``mark`` an event (kind in
+    place of seconds). Returns the marks as `busy_seconds` takes them (from the first: host, device, kind), the
+    first mark's true lag, and the seconds the stream truly worked between the first mark and the last outside the
+    collectives."""
+    marks, work = [], []
+    for op, value in ops:
+        if op == "cpu":
+            host += value
+        elif op in ("kernel", "peer"):
+            host += 1e-5
+            start = max(free, host)
+            free = start + value
+            if op == "kernel":
+                work.append((start, free))
+        elif op == "sync":
+            host = max(host, free)
+        else:
+            marks.append((host, max(free, host), value))
+    (h0, d0, _), dn = marks[0], marks[-1][1]
+    busy = sum(max(0.0, min(end, dn) - max(start, d0)) for start, end in work)
+    return [(h - h0, d - d0, kind) for h, d, kind in marks], d0 - h0, busy
+
+
+def test_the_device_time_is_a_lower_bound_of_the_streams_work_on_any_timeline():
+    rng = random.Random(44)
+    for _ in range(300):
+        ops = [("mark", "")]
+        for _ in range(rng.randrange(1, 30)):
+            op = rng.choice(("cpu", "kernel", "kernel", "sync", "collective", "mark"))
+            if op == "collective":
+                ops += [("mark", "b"), ("peer", rng.uniform(0, 0.01)), ("mark", "a")]
+            else:
+                ops.append((op, "" if op == "mark" else rng.uniform(0, 0.005)))
+        ops.append(("mark", ""))
+        marks, lag, busy = stream(ops, free=rng.choice((0.0, rng.uniform(0, 0.05))))
+        assert busy_seconds(marks, lag)[0] <= busy + 1e-9  # the first mark's lag known
+        assert busy_seconds(marks)[0] <= busy + 1e-9  # or not
+
+
+def test_concrete_timelines_gpu_bound_host_bound_synced_or_never():
+    kernels = [("kernel", 0.002)] * 10  # 20 ms of forward and backward, queued in 100 µs
+    # GPU-bound, loss.item() each step (after the optimizer step, which starts the step): the device idle after
+    # it, the forward and backward counted but what ran while the host was still queuing (100 µs)
+    marks, lag, busy = stream([("mark", ""), ("kernel", 0.001), ("sync", 0), *kernels, ("mark", "")])
+    assert busy == pytest.approx(0.021) and busy_seconds(marks, lag)[0] == pytest.approx(
+        0.020 - 1e-4, abs=2e-5
+    )
+    # host-bound: 30 ms of Python first (the device idle), the same kernels: the same device time
+    marks, lag, _ = stream([("mark", ""), ("sync", 0), ("cpu", 0.030), *kernels, ("mark", "")])
+    assert busy_seconds(marks, lag)[0] == pytest.approx(0.020 - 1e-4, abs=2e-5)
+    # never synced, 100 ms behind the host, which queues at the device's pace (its launch queue full): every
+    # second of the step is work where the lag is known...
+    paced = [("cpu", 0.00199), ("kernel", 0.002)] * 10
+    marks, lag, busy = stream([("mark", ""), *paced, ("mark", "")], free=0.1)
+    assert lag == pytest.approx(0.1) and busy_seconds(marks, lag)[0] == pytest.approx(busy)
+    assert busy_seconds(marks)[0] == pytest.approx(0.0)  # ...and none where it is not (a lower bound)
+    # a healthy rank waiting 40 ms in a collective for its peer: not its work
+    marks, lag, busy = stream(
+        [("mark", ""), *kernels, ("mark", "b"), ("peer", 0.040), ("mark", "a"), ("mark", "")]
+    )
+    assert busy_seconds(marks, lag)[0] == pytest.approx(0.020 - 1e-4, abs=2e-5)
+
+
+def test_a_lag_read_steps_before_is_carried_through_the_device_time_not_taken_as_it_was():
+    # a step read with its end 30 ms behind the host; the next ones given up on (or captured into a graph);
+    # meanwhile the device caught up (a loss.item()): the next step read starts 100 ms later on the host and 75
+    # ms later on the device, 5 ms behind
+    start = carried_lag(0.030, 0.100, 0.075)
+    assert start == pytest.approx(0.005)
+    # that step: 40 ms of Python, then 6 ms of kernels queued at its end: 6 ms of work, not the 31 ms the stale
+    # lag would count (the device idle while the host worked)
+    marks = [(0.0, 0.0, ""), (0.040, 0.041, "")]
+    assert busy_seconds(marks, start)[0] == pytest.approx(0.006)
+    assert busy_seconds(marks, 0.030)[0] == pytest.approx(0.031)
+    assert carried_lag(0.030, 0.100, 0.060) == 0.0  # never below nothing

@@ -52,6 +52,16 @@ def busy_seconds(marks: list[tuple[float, float, str]], start_lag: float = 0.0) 
     return busy, max(0.0, marks[-1][1] + offset - marks[-1][0])
 
 
+def carried_lag(lag: float, host: float, device: float) -> float:
+    """What the lag known of one event (``lag``: how long after the host noted it the device reached it) says
+    of a later event's: ``host`` and ``device`` the seconds from the first to the later on the host and on the
+    device. A lower bound where ``lag`` is one; exact where it is exact (the device's clock and the host's run
+    together). It links a step to the last one read across the steps in between that were not read (given up
+    on, captured into a CUDA graph, over `SPANS`, a restart): the previous step's end lag is that step's start
+    lag only where the two are the same event."""
+    return max(0.0, lag + device - host)
+
+
 def _guarded(method: Callable) -> Callable:
     """A clock's method that never breaks the training: where CUDA refuses a call (a graph captured from another
     thread, a device that failed), the clock stops, and the device times from then on are unknown (None)."""
@@ -78,10 +88,15 @@ class DeviceClock:
         self._torch = torch
         self._device = device
         self._marks: list[tuple[float, Any, str]] = []  # the running step's: (host time, event, kind)
+        self._stream = 0  # the stream the running step's marks are on (its handle; 0: none yet)
         self._spans = 0  # collectives bracketed in the running step
-        self._over = False  # the running step's device time is unknown (over `SPANS` collectives, a graph)
+        self._over = (
+            False  # the running step's device time is unknown (over `SPANS`, a graph, another stream)
+        )
         self._pending: list[tuple[list, list]] = []  # (marks, row) of each step not yet read
-        self._lag = 0.0  # the lag of the latest step's end, as read
+        self._last: tuple[float, Any, float] | None = (
+            None  # the latest step read: its end's host time, event, lag
+        )
         self.stopped = ""  # why the clock stopped (`_guarded`), or ""
 
     @staticmethod
@@ -98,41 +113,51 @@ class DeviceClock:
             return None
         return None
 
-    def _event(self) -> tuple[float, Any] | None:
-        """(host time, an event on the current stream) now; None while the stream is being captured into a CUDA
-        graph (an event to time may not be recorded there: the step's device time is then unknown)."""
+    def _event(self) -> tuple[float, Any, int] | None:
+        """(host time, an event on the current stream, that stream's handle) now; None while the stream is being
+        captured into a CUDA graph (an event to time may not be recorded there: the step's device time is then
+        unknown)."""
         if self._torch.cuda.is_current_stream_capturing():
             return None
+        stream = self._torch.cuda.current_stream(self._device)
         now = time.perf_counter()  # before the record: the device cannot reach the event earlier
         event = self._torch.cuda.Event(enable_timing=True)
-        event.record(self._torch.cuda.current_stream(self._device))
-        return now, event
+        event.record(stream)
+        return now, event, stream.cuda_stream
 
     @_guarded
     def mark(self, kind: str) -> None:
-        """Note an event on the current stream now: kind ``"b"`` before a collective, ``"a"`` after it."""
+        """Note an event on the current stream now: kind ``"b"`` before a collective, ``"a"`` after it. One on
+        another stream than the step's (FSDP2 issues its collectives on streams of its own) makes the step's
+        device time unknown: the arithmetic of `busy_seconds` holds on one stream."""
         if kind == "b":
             self._spans += 1
             self._over = self._over or self._spans > SPANS
         if self._over:
             return
         noted = self._event()
-        if noted is None:
+        if noted is None or noted[2] != self._stream:
             self._over = True
             return
-        self._marks.append((*noted, kind))
+        self._marks.append((noted[0], noted[1], kind))
 
     @_guarded
-    def event_now(self) -> tuple[float, Any] | None:
-        """(host time, an event on the current stream) now, for `span` (None while capturing a CUDA graph)."""
+    def event_now(self) -> tuple[float, Any, int] | None:
+        """(host time, an event on the current stream, its handle) now, for `span` (None while capturing)."""
         return self._event()
 
     @_guarded
-    def span(self, before: tuple[float, Any] | None, after: tuple[float, Any] | None) -> None:
-        """Add a collective noted elsewhere (DDP's reduction: ``(host time, event)`` when the rank's last
-        gradient was ready, and when its backward returned; None where none could be noted)."""
+    def span(self, before: tuple[float, Any, int] | None, after: tuple[float, Any, int] | None) -> None:
+        """Add a collective noted elsewhere (DDP's reduction: `event_now` when the rank's last gradient was
+        ready, and when its backward returned; None where none could be noted)."""
         self._spans += 1
-        self._over = self._over or self._spans > SPANS or before is None or after is None
+        self._over = (
+            self._over
+            or self._spans > SPANS
+            or before is None
+            or after is None
+            or not before[2] == after[2] == self._stream
+        )
         if self._over:
             return
         self._marks.extend([(before[0], before[1], "b"), (after[0], after[1], "a")])
@@ -143,9 +168,10 @@ class DeviceClock:
         boundary, which starts the first step): note its end, which starts the next step, and read the steps
         whose events are done. More than `LAG` pending: the oldest is given up on (its device time stays None)."""
         end = self._event()
-        if row is not None and not self._over and end is not None and self._marks:
-            self._pending.append((self._marks + [(*end, "")], row))
-        self._marks, self._spans = ([(*end, "")] if end is not None else []), 0
+        if row is not None and not self._over and end is not None and self._marks and end[2] == self._stream:
+            self._pending.append((self._marks + [(end[0], end[1], "")], row))
+        self._marks, self._spans = ([(end[0], end[1], "")] if end is not None else []), 0
+        self._stream = end[2] if end is not None else 0
         self._over = end is None  # no start noted: the next step's device time is unknown
         if end is not None:  # not while capturing: a query() may be refused then
             self.read()
@@ -156,7 +182,8 @@ class DeviceClock:
         """Fill in the device time of the pending steps whose events are all done, oldest first."""
         while self._pending:
             marks, row = self._pending[0]
-            if not all(event.query() for _, event, _ in marks):
+            # on one stream the events complete in order: the last one first, then (rarely needed) the others
+            if not marks[-1][1].query() or not all(event.query() for _, event, _ in marks):
                 return
             self._pending.pop(0)
             first_host, first = marks[0][0], marks[0][1]
@@ -168,15 +195,23 @@ class DeviceClock:
                 ),
                 key=lambda point: point[0],
             )
-            row[-1], lag = busy_seconds(points, self._lag)
+            now = time.perf_counter()
+            start = 0.0
+            if self._last is not None:  # the step read before: its end is this step's start, or linked to it
+                host, event, lag = self._last
+                if event is not first:
+                    lag = carried_lag(lag, first_host - host, event.elapsed_time(first) / 1000.0)
+                start = min(lag, max(0.0, now - first_host))  # reached by now
+            row[-1], lag = busy_seconds(points, start)
             # the step's end was done by now: its lag was no longer (this keeps a drift between the host's clock
             # and the device's from adding up over the run, as the lag is carried from step to step)
-            self._lag = min(lag, max(0.0, time.perf_counter() - max(host for host, _, _ in marks)))
+            end_host, end = marks[-1][0], marks[-1][1]  # the step's end: noted last (`boundary`)
+            self._last = (end_host, end, min(lag, max(0.0, now - end_host)))
 
     def pending(self) -> int:
         """The steps whose device time is not read yet."""
         return len(self._pending)
 
     def forget(self) -> None:
-        """Drop every step (the record restarted)."""
+        """Drop every step (the record restarted); the latest lag read stays known (`carried_lag`)."""
         self._pending, self._marks, self._spans, self._over = [], [], 0, False

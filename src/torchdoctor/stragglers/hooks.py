@@ -118,7 +118,7 @@ def _hook_optimizer(record: StepRecord) -> None:
         if record.optimizer is None:
             record.optimizer = id(optimizer)
             _stop_forward_boundaries()
-            record.use_device(p for group in optimizer.param_groups for p in group["params"])
+            record.use_device((p for group in optimizer.param_groups for p in group["params"]), again=True)
             record.restart()
         elif id(optimizer) == record.optimizer:
             record.step_boundary()
@@ -337,7 +337,7 @@ class _DdpTiming:
         self.group = group_key(ddp.process_group)
         self.pending = pending
         self.record = record
-        self.ready_event: tuple[float, Any] | None = None  # on CUDA: (host time, event) at the latest ready
+        self.ready_event: tuple | None = None  # on CUDA: (host time, event, stream) at the latest ready
         self.sync = False
         self.ready: tuple[float, float, int] | None = None  # the latest gradient ready: when, wall, which
         self.thread = 0  # the thread its hook ran on: autograd's, which calls DDP's hook, then the comm hook
