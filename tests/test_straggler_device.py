@@ -248,3 +248,15 @@ def test_a_lag_read_steps_before_is_carried_through_the_device_time_not_taken_as
     assert busy_seconds(marks, start)[0] == pytest.approx(0.006)
     assert busy_seconds(marks, 0.030)[0] == pytest.approx(0.031)
     assert carried_lag(0.030, 0.100, 0.060) == 0.0  # never below nothing
+
+
+def test_ddps_buffer_broadcast_is_wrapped_and_on_cpu_changes_nothing(one_rank, record):
+    from torch.nn.parallel import DistributedDataParallel
+
+    model = DistributedDataParallel(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4)))
+    assert DistributedDataParallel._sync_buffers.__wrapped__ is not None  # bracketed by events on CUDA
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(4):
+        model(torch.randn(8, 4)).sum().backward()
+        optimizer.step()
+    assert record.device is None and len(record.rows) == 3 and all(row[-1] is None for row in record.rows)

@@ -317,12 +317,31 @@ def _hook_ddp(record: StepRecord) -> None:
             pending.clear()
         return result
 
+    # on CUDA the stream's wait for the peers in DDP's buffer broadcast before each forward (a model with buffers,
+    # BatchNorm's, under broadcast_buffers=True: a collective in C++, which the hooks on torch.distributed do not
+    # see) is not device work: bracketed by events, or a rank that waits there for a late peer looks busier
+    original_sync = getattr(DistributedDataParallel, "_sync_buffers", None)
+
+    def sync_buffers(self, *args, **kwargs):
+        clock = record.device
+        if clock is None:
+            return original_sync(self, *args, **kwargs)
+        clock.mark("b")
+        try:
+            return original_sync(self, *args, **kwargs)
+        finally:
+            clock.mark("a")
+
     DistributedDataParallel.forward = forward
     torch.autograd.backward = backward
+    if original_sync is not None:
+        DistributedDataParallel._sync_buffers = functools.wraps(original_sync)(sync_buffers)
 
     def undo() -> None:
         DistributedDataParallel.forward = original_forward
         torch.autograd.backward = original_backward
+        if original_sync is not None:
+            DistributedDataParallel._sync_buffers = original_sync
         for timing in list(timings.values()):
             timing.remove()
         timings.clear()
