@@ -12,10 +12,12 @@ time the device surely worked is counted (`busy_seconds`): after each point, the
 point once it was noted (its lag behind the host: everything before it was queued by then, so the device
 worked without a pause until it got there), at most the time between the two points. The lag is the event's
 device time less its host time, offset so that no event is reached before it was noted (the step's, or the
-previous step's end, whichever says more: once the device caught up with the host anywhere in the run, at a
-``loss.item()``, a wait for data, a gloo collective, its lag is known from there on; a device that never did is
-counted as idle). The time inside collectives (NCCL's kernels waiting for the peers) is left out. A lower bound: the device work that ran while the host was still queuing more is not counted, the
-same on every rank.
+last step read's end carried to this one through the device's time, `carried_lag`, whichever says more: once
+the device caught up with the host anywhere in the run, at a ``loss.item()``, a wait for data, a gloo
+collective, its lag is known from there on; a device that never did is counted as idle). The time inside
+collectives (NCCL's kernels waiting for the peers) is left out. A step's events are all on one stream (the
+arithmetic needs one timeline): a mark on another makes the step unknown. A lower bound: the device work that
+ran while the host was still queuing more is not counted, the same on every rank.
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ class DeviceClock:
             False  # the running step's device time is unknown (over `SPANS`, a graph, another stream)
         )
         self._pending: list[tuple[list, list]] = []  # (marks, row) of each step not yet read
+        self._held: list = []  # events let go of while a CUDA graph was being captured: destroyed after it
         self._last: tuple[float, Any, float] | None = (
             None  # the latest step read: its end's host time, event, lag
         )
@@ -168,13 +171,19 @@ class DeviceClock:
         boundary, which starts the first step): note its end, which starts the next step, and read the steps
         whose events are done. More than `LAG` pending: the oldest is given up on (its device time stays None)."""
         end = self._event()
-        if row is not None and not self._over and end is not None and self._marks and end[2] == self._stream:
+        if (
+            end is None
+        ):  # capturing a CUDA graph: the next step's device time is unknown (no start noted); the
+            # events dropped are kept until the capture is over, as are the pending (no event destroyed, no query()
+            # made while capturing)
+            self._held.extend(self._marks)
+            self._marks, self._spans, self._stream, self._over = [], 0, 0, True
+            return
+        self._held = []
+        if row is not None and not self._over and self._marks and end[2] == self._stream:
             self._pending.append((self._marks + [(end[0], end[1], "")], row))
-        self._marks, self._spans = ([(end[0], end[1], "")] if end is not None else []), 0
-        self._stream = end[2] if end is not None else 0
-        self._over = end is None  # no start noted: the next step's device time is unknown
-        if end is not None:  # not while capturing: a query() may be refused then
-            self.read()
+        self._marks, self._spans, self._stream, self._over = [(end[0], end[1], "")], 0, end[2], False
+        self.read()
         del self._pending[:-LAG]
 
     @_guarded
