@@ -80,13 +80,15 @@ def window(
     known=True,
     cpu_device=False,
     unknown_every=0,
+    spent="cpu",
 ):
     """Window ``number`` as CUDA ranks publish it: each rank's own work 35 ms (±1 ms), 20 ms of it device time
     (±0.3 ms); ``slow`` reaches the step's collective ``late`` later, spending it on the CPU (its training
     thread's CPU time: a host that works more, or spins while it waits for its device), its device time
     ``device_extra`` longer; the others wait for it. ``known=False``: rank 0's device time unknown on every
     step (None); ``cpu_device``: no rank's rows carry the field (as on CPU, or recorded before it);
-    ``unknown_every``: every rank's device time unknown on every such step (events given up on)."""
+    ``unknown_every``: every rank's device time unknown on every such step (events given up on); ``spent``: where
+    the slow rank's ``late`` goes instead (``"asleep"``: its thread asleep or blocked; ``"data"``: in next())."""
     rng = random.Random(number)
     published = {}
     own = {(r, s): 0.035 + rng.uniform(-0.001, 0.001) for r in range(ranks) for s in range(steps)}
@@ -98,7 +100,9 @@ def window(
             latest = max(mine.values())
             t = 1000.0 + (number * steps + step) * 0.1
             device = gpu[rank, step] + (device_extra if rank == slow else 0.0)
-            row = [latest + 0.005, 0.002, 0.005 + latest - mine[rank], mine[rank] - 0.003,
+            elsewhere = late if rank == slow and spent != "cpu" else 0.0
+            data = 0.002 + (elsewhere if spent == "data" else 0.0)
+            row = [latest + 0.005, data, 0.005 + latest - mine[rank], mine[rank] - 0.003 - elsewhere,
                    [["world", t + mine[rank]]], 0.001, None, 1]  # fmt: skip
             if not cpu_device:
                 unknown = (rank == 0 and not known) or (unknown_every and step % unknown_every == 0)
@@ -260,3 +264,24 @@ def test_ddps_buffer_broadcast_is_wrapped_and_on_cpu_changes_nothing(one_rank, r
         model(torch.randn(8, 4)).sum().backward()
         optimizer.step()
     assert record.device is None and len(record.rows) == 3 and all(row[-1] is None for row in record.rows)
+
+
+def test_on_cuda_without_every_ranks_device_time_the_time_asleep_names_nobody_either():
+    # asleep 10 ms a step longer: a loop that sleeps, or a host asleep in a synchronisation for a slower GPU
+    windows = stretch(slow=1, late=0.01, spent="asleep", known=False)
+    assert judge_stretch(windows).rank is None
+    rank, _, cause, *_ = judge_stretch(
+        stretch(slow=1, late=0.01, spent="asleep")
+    )  # the GPU no busier: the host
+    assert (rank, cause) == (1, "host")
+    rank, _, cause, *_ = judge_stretch(stretch(slow=1, late=0.01, spent="asleep", device_extra=0.01))
+    assert (rank, cause) == (1, "device")
+    rank, _, cause, *_ = judge_stretch(stretch(slow=1, late=0.01, spent="asleep", cpu_device=True))
+    assert (rank, cause) == (1, "host")  # on CPU as before
+
+
+def test_a_rank_waiting_far_longer_for_data_than_its_gpu_works_longer_is_named_for_its_input():
+    rank, _, cause, *_ = judge_stretch(stretch(slow=1, late=0.01, spent="data", device_extra=0.002))
+    assert (rank, cause) == (1, "input")
+    rank, _, cause, *_ = judge_stretch(stretch(slow=1, late=0.01, spent="data", device_extra=0.01))
+    assert (rank, cause) == (1, "device")

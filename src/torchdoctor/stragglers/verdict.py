@@ -348,8 +348,9 @@ def judge_stretch(
     threads_excesses = [_threads_excess(v) for v in windows if v.first_step >= WARMUP]  # once, not per rank
     judged = [v for v in windows if v.first_step >= WARMUP]
     # on CUDA, every rank's device time known over the whole stretch: the device time is judged (`GPU`); on CUDA
-    # the training thread's CPU time is the host's (`CAUSE_ON_DEVICE`), and not judged where the device time is not
-    # known on every rank (then nothing tells a host that spins waiting for a slower device from more CPU work)
+    # the training thread's CPU time is the host's (`CAUSE_ON_DEVICE`), and neither it nor its time asleep is judged
+    # where the device time is not known on every rank (then nothing tells a host that spins or sleeps waiting for a
+    # slower device from more CPU work or a loop that sleeps)
     device = bool(judged) and all(v.on_device for v in judged)
     cuda = any(v.on_cuda for v in judged)
     cause_of = CAUSE_ON_DEVICE if cuda else CAUSE_OF
@@ -402,7 +403,7 @@ def judge_stretch(
                 name in ("own", "work", "preempted", "awake")
                 or not habit[k][2]
                 or (name == "gpu" and not device)
-                or (name == "cpu" and cuda and not device)
+                or (name in ("cpu", "blocked") and cuda and not device)
             ):
                 continue
             values, middle, error = _beyond_usual(rows, k, habit)
@@ -879,13 +880,14 @@ def _first_cause(passed: dict[str, float], per_cpu: float, device: bool = False)
     excess (a thread that slept comes back to cold caches: a little more CPU time for the same work), and over
     the collectives when it is as long (a rank that arrives late at them leaves them late too); the
     collectives (communication) come last, as every slow rank leaves them late. On CUDA (``device``: the device
-    time judged) the device time comes first where it carries half the CPU time's excess or more: a host that
-    waits for a slower device spins or sleeps in the synchronisation (more CPU time, or asleep), while a slower
-    host leaves the device idle, which its device time does not count."""
+    time judged) the device time comes first where it carries half the CPU time's excess, the time asleep's and
+    the waiting for data's or more: a host that waits for a slower device spins or sleeps in the synchronisation
+    (more CPU time, or asleep), while a slower host leaves the device idle, which its device time does not count;
+    a rank that waits far longer for its data than its GPU works longer is named for its input."""
     if (
         device
         and "gpu" in passed
-        and passed["gpu"] >= 0.5 * max([passed.get(name, 0.0) for name in ("cpu", "blocked")])
+        and passed["gpu"] >= 0.5 * max([passed.get(name, 0.0) for name in ("cpu", "blocked", "data")])
     ):
         return passed["gpu"], "gpu"
     work = {name: passed[name] for name in ("data", "cpu", "gpu") if name in passed}
