@@ -285,3 +285,24 @@ def test_a_rank_waiting_far_longer_for_data_than_its_gpu_works_longer_is_named_f
     assert (rank, cause) == (1, "input")
     rank, _, cause, *_ = judge_stretch(stretch(slow=1, late=0.01, spent="data", device_extra=0.01))
     assert (rank, cause) == (1, "device")
+
+
+def test_a_gpu_habit_learned_without_the_device_time_is_not_read_as_a_rise_once_it_is_known():
+    # rank 1's GPU works 6 ms longer than its peers' by habit; from window 10 its host does 10 ms more CPU work:
+    # the host. Where its usual steps lacked rank 0's device time (its part 0 there), that habit would read as a
+    # rise (it was named device): then neither the GPU time nor the CPU time is judged, as where it is not known
+    from torchdoctor.stragglers.verdict import Tracker
+
+    def lines(known_before):
+        tracker, said = Tracker(), []
+        for n in range(16):
+            slowed = n >= 10
+            published = window(
+                n, slow=1, late=0.01 if slowed else 0.0, device_extra=0.006, known=slowed or known_before
+            )
+            said.append(tracker.feed(judge_window(n, published)))
+        return [line for line in said if line]
+
+    assert lines(False) == []
+    named = lines(True)
+    assert named and all("rank 1" in line and ": host (" in line for line in named)
