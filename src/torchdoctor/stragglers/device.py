@@ -30,6 +30,7 @@ from typing import Any
 
 LAG = 10  # steps whose device time may be pending; the oldest beyond is published as unknown
 SPANS = 128  # collectives per step bracketed by events (FSDP: a wait per layer); beyond, its device time is unknown
+SETTLE = 0.5  # seconds the end of the run waits at most for the last steps' events (`DeviceClock.settle`)
 
 
 def busy_seconds(marks: list[tuple[float, float, str]], start_lag: float = 0.0) -> tuple[float, float]:
@@ -216,6 +217,18 @@ class DeviceClock:
             # and the device's from adding up over the run, as the lag is carried from step to step)
             end_host, end = marks[-1][0], marks[-1][1]  # the step's end: noted last (`boundary`)
             self._last = (end_host, end, min(lag, max(0.0, now - end_host)))
+
+    def settle(self, seconds: float = SETTLE) -> None:
+        """The run is over: read the pending steps as their events get done, asking every millisecond for at most
+        ``seconds`` (never a synchronisation: a device that hung costs that long, once); those not done by then
+        stay unknown. Without it the last window's steps, the device a few behind, were mostly unknown, and the
+        whole last stretch was judged without the device time."""
+        deadline = time.perf_counter() + seconds
+        while True:
+            self.read()
+            if not self._pending or self.stopped or time.perf_counter() >= deadline:
+                return
+            time.sleep(0.001)
 
     def pending(self) -> int:
         """The steps whose device time is not read yet."""

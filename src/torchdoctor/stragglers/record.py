@@ -219,7 +219,7 @@ class StepRecord:
         stay unknown (None)."""
         if count is None:
             if self.device is not None:
-                self.device.read()
+                self.device.settle()
             while len(self.rows) > self.window:
                 self.flush(self.window)
         with self._lock:
