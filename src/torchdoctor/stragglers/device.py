@@ -98,9 +98,8 @@ class DeviceClock:
         )
         self._pending: list[tuple[list, list]] = []  # (marks, row) of each step not yet read
         self._held: list = []  # events let go of while a CUDA graph was being captured: destroyed after it
-        self._last: tuple[float, Any, float] | None = (
-            None  # the latest step read: its end's host time, event, lag
-        )
+        # the latest step read: its end's host time, event, lag (`carried_lag` takes it to the next step read)
+        self._last: tuple[float, Any, float] | None = None
         self.stopped = ""  # why the clock stopped (`_guarded`), or ""
 
     @staticmethod
