@@ -76,8 +76,17 @@ def _guarded(method: Callable) -> Callable:
         try:
             return method(self, *args)
         except Exception as error:  # noqa: BLE001 - whatever CUDA raised: the training goes on without the clock
-            self.stopped = str(error) or type(error).__name__
+            self.stopped = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             self._pending, self._marks = [], []
+            try:  # said once (the clock stays stopped), so that a run's missing device times have their reason
+                print(
+                    f"torchdoctor: stragglers: stopped timing the GPU from CUDA events (its device time is "
+                    f"unknown from here): {self.stopped}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            except (OSError, ValueError):  # stderr closed: nothing to say it on
+                pass
             return None
 
     return guarded
