@@ -26,6 +26,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from torchdoctor.distributed.functional import unless_compiling
 from torchdoctor.stragglers import functional
 from torchdoctor.stragglers.record import StepRecord
 
@@ -335,7 +336,7 @@ def _hook_ddp(record: StepRecord) -> None:
     DistributedDataParallel.forward = forward
     torch.autograd.backward = backward
     if original_sync is not None:
-        DistributedDataParallel._sync_buffers = functools.wraps(original_sync)(sync_buffers)
+        DistributedDataParallel._sync_buffers = unless_compiling(original_sync, sync_buffers)
 
     def undo() -> None:
         DistributedDataParallel.forward = original_forward
