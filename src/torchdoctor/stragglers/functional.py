@@ -95,6 +95,11 @@ def _note_started(result: Any, entry: list | None) -> None:
 def _timed_wait(original: Callable, record: StepRecord) -> Callable:
     @functools.wraps(original)
     def wait_tensor(tensor, *args, **kwargs):
+        clock = (
+            record.device
+        )  # on CUDA the stream waits for the peers here (NCCL): bracketed, not device work
+        if clock is not None:
+            clock.mark("b")
         start, cpu = time.perf_counter(), time.thread_time()
         try:
             return original(tensor, *args, **kwargs)
@@ -103,6 +108,8 @@ def _timed_wait(original: Callable, record: StepRecord) -> Callable:
             entry = _waited(tensor)
             if entry is not None:
                 StepRecord.left(entry, time.time())
+            if clock is not None:
+                clock.mark("a")
 
     return functional.unless_compiling(original, wait_tensor)
 

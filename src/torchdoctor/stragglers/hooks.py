@@ -26,6 +26,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from torchdoctor.distributed.functional import unless_compiling
 from torchdoctor.stragglers import functional
 from torchdoctor.stragglers.record import StepRecord
 
@@ -118,7 +119,7 @@ def _hook_optimizer(record: StepRecord) -> None:
         if record.optimizer is None:
             record.optimizer = id(optimizer)
             _stop_forward_boundaries()
-            record.use_device(p for group in optimizer.param_groups for p in group["params"])
+            record.use_device((p for group in optimizer.param_groups for p in group["params"]), again=True)
             record.restart()
         elif id(optimizer) == record.optimizer:
             record.step_boundary()
@@ -317,12 +318,31 @@ def _hook_ddp(record: StepRecord) -> None:
             pending.clear()
         return result
 
+    # on CUDA the stream's wait for the peers in DDP's buffer broadcast before each forward (a model with buffers,
+    # BatchNorm's, under broadcast_buffers=True: a collective in C++, which the hooks on torch.distributed do not
+    # see) is not device work: bracketed by events, or a rank that waits there for a late peer looks busier
+    original_sync = getattr(DistributedDataParallel, "_sync_buffers", None)
+
+    def sync_buffers(self, *args, **kwargs):
+        clock = record.device
+        if clock is None:
+            return original_sync(self, *args, **kwargs)
+        clock.mark("b")
+        try:
+            return original_sync(self, *args, **kwargs)
+        finally:
+            clock.mark("a")
+
     DistributedDataParallel.forward = forward
     torch.autograd.backward = backward
+    if original_sync is not None:
+        DistributedDataParallel._sync_buffers = unless_compiling(original_sync, sync_buffers)
 
     def undo() -> None:
         DistributedDataParallel.forward = original_forward
         torch.autograd.backward = original_backward
+        if original_sync is not None:
+            DistributedDataParallel._sync_buffers = original_sync
         for timing in list(timings.values()):
             timing.remove()
         timings.clear()
@@ -337,7 +357,7 @@ class _DdpTiming:
         self.group = group_key(ddp.process_group)
         self.pending = pending
         self.record = record
-        self.ready_event: tuple[float, Any] | None = None  # on CUDA: (host time, event) at the latest ready
+        self.ready_event: tuple | None = None  # on CUDA: (host time, event, stream) at the latest ready
         self.sync = False
         self.ready: tuple[float, float, int] | None = None  # the latest gradient ready: when, wall, which
         self.thread = 0  # the thread its hook ran on: autograd's, which calls DDP's hook, then the comm hook

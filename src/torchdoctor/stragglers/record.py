@@ -96,10 +96,13 @@ class StepRecord:
         self.data = self.comm = self.cpu_elsewhere = 0.0
         self.arrivals: list[list] = []
 
-    def use_device(self, parameters: Any) -> None:
-        """Time the device too where the training runs on CUDA (``parameters``: the model's or the optimizer's;
-        the first decides). Asked once per restart; on CPU nothing is made."""
-        if self._device_asked:
+    def use_device(self, parameters: Any, again: bool = False) -> None:
+        """Time the device too where the training runs on CUDA (``parameters``: the first decides). Asked at the
+        first outermost forward (the model's), and ``again`` at the optimizer's first step: a first forward of a
+        module without parameters or still on the CPU (a warm-up before ``.cuda()``) does not decide for the
+        run, nor an optimizer whose parameters are kept on the CPU (offloaded) for a model on CUDA: the first
+        on CUDA is kept. On CPU nothing is made."""
+        if self.device is not None or (self._device_asked and not again):
             return
         self._device_asked = True
         self.device = DeviceClock.on(parameters)
@@ -216,7 +219,7 @@ class StepRecord:
         stay unknown (None)."""
         if count is None:
             if self.device is not None:
-                self.device.read()
+                self.device.settle()
             while len(self.rows) > self.window:
                 self.flush(self.window)
         with self._lock:

@@ -46,6 +46,7 @@ from torchdoctor.stragglers.window import (
     CAUSE_OF,
     CAUSE_ON_DEVICE,
     COUNT_PARTS,
+    GPU,
     OFFCPU,
     PARTS,
     PREEMPTED,
@@ -348,9 +349,14 @@ def judge_stretch(
     threads_excesses = [_threads_excess(v) for v in windows if v.first_step >= WARMUP]  # once, not per rank
     judged = [v for v in windows if v.first_step >= WARMUP]
     # on CUDA, every rank's device time known over the whole stretch: the device time is judged (`GPU`); on CUDA
-    # the training thread's CPU time is the host's (`CAUSE_ON_DEVICE`), and not judged where the device time is not
-    # known on every rank (then nothing tells a host that spins waiting for a slower device from more CPU work)
-    device = bool(judged) and all(v.on_device for v in judged)
+    # the training thread's CPU time is the host's (`CAUSE_ON_DEVICE`), and neither it nor its time asleep is judged
+    # where the device time is not known on every rank (then nothing tells a host that spins or sleeps waiting for a
+    # slower device from more CPU work or a loop that sleeps); nor where the ranks' usual steps lacked it (`Usual`)
+    device = (
+        bool(judged)
+        and all(v.on_device for v in judged)
+        and (usual is None or all(habit[GPU][2] for habit in usual.values()))
+    )
     cuda = any(v.on_cuda for v in judged)
     cause_of = CAUSE_ON_DEVICE if cuda else CAUSE_OF
     sharing = sharing_cpus(windows[-1].ranks) if windows else {}
@@ -402,7 +408,7 @@ def judge_stretch(
                 name in ("own", "work", "preempted", "awake")
                 or not habit[k][2]
                 or (name == "gpu" and not device)
-                or (name == "cpu" and cuda and not device)
+                or (name in ("cpu", "blocked") and cuda and not device)
             ):
                 continue
             values, middle, error = _beyond_usual(rows, k, habit)
@@ -724,6 +730,10 @@ class Usual:
     own: dict[int, list[tuple[float, ...]]] = field(default_factory=dict)  # rank -> per step: its own parts
     waits: list[float] = field(default_factory=list)  # per step: the ranks' median wait for a CPU
     taken: int = 0  # steps taken so far (the first BASELINE form it)
+    # per step (the latest HISTORY): whether every rank's device time was known (`WindowVerdict.on_device`); the
+    # GPU time is judged only against a usual made of such steps (where it was not known its part is 0, and a
+    # rank's habit of a slower GPU would read as a rise once it is)
+    device: list[bool] = field(default_factory=list)
     latest: dict[int, float] = field(default_factory=dict)  # rank -> the latest median of STRETCH usual exits
     _exits: dict = field(default_factory=dict, repr=False)  # what `exits` found, with `figures`
     _figures: dict | None = field(default=None, repr=False)  # what `figures` found, at `_figured` steps
@@ -753,6 +763,8 @@ class Usual:
         for index in range(min((len(steps) for steps in compared.values()), default=0)):
             self.waits.append(median(steps[index][0][OFFCPU] for steps in compared.values()))
         del self.waits[:-HISTORY]
+        self.device.extend([verdict.on_device] * verdict.steps)
+        del self.device[:-HISTORY]
         self.taken += verdict.steps
 
     def load(self) -> float | None:
@@ -804,7 +816,11 @@ class Usual:
                     for k in range(len(PARTS))
                 ]
                 result[rank] = [
-                    (max(0.0, middle), _clamped_error(k, middle, error), k != TRANSFER or last < HABIT)
+                    (
+                        max(0.0, middle),
+                        _clamped_error(k, middle, error),
+                        (k != TRANSFER or last < HABIT) and (k != GPU or all(self.device)),
+                    )
                     for k, (middle, error) in enumerate(usual)
                 ]
         self._figures = result
@@ -879,13 +895,14 @@ def _first_cause(passed: dict[str, float], per_cpu: float, device: bool = False)
     excess (a thread that slept comes back to cold caches: a little more CPU time for the same work), and over
     the collectives when it is as long (a rank that arrives late at them leaves them late too); the
     collectives (communication) come last, as every slow rank leaves them late. On CUDA (``device``: the device
-    time judged) the device time comes first where it carries half the CPU time's excess or more: a host that
-    waits for a slower device spins or sleeps in the synchronisation (more CPU time, or asleep), while a slower
-    host leaves the device idle, which its device time does not count."""
+    time judged) the device time comes first where it carries half the CPU time's excess, the time asleep's and
+    the waiting for data's or more: a host that waits for a slower device spins or sleeps in the synchronisation
+    (more CPU time, or asleep), while a slower host leaves the device idle, which its device time does not count;
+    a rank that waits far longer for its data than its GPU works longer is named for its input."""
     if (
         device
         and "gpu" in passed
-        and passed["gpu"] >= 0.5 * max([passed.get(name, 0.0) for name in ("cpu", "blocked")])
+        and passed["gpu"] >= 0.5 * max([passed.get(name, 0.0) for name in ("cpu", "blocked", "data")])
     ):
         return passed["gpu"], "gpu"
     work = {name: passed[name] for name in ("data", "cpu", "gpu") if name in passed}
