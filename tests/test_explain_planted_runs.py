@@ -434,3 +434,13 @@ def test_a_none_sample_is_read_only_where_torchs_collate_raised_it():
     for near in (own, "TypeError: object of type 'NoneType' has no len()\n"):
         (other, *_) = explain(["-"], stdin=io.BytesIO(near.encode()))
         assert other.id != "log.collate_none_sample", other.summary
+
+
+def test_a_closed_connection_is_not_put_on_the_timeout_where_a_third_rank_could_have_closed_it():
+    # the same console with a third rank that printed a step and nothing after (killed, its log cut): rank 1's
+    # connection may have been closed by that rank dying first, not by rank 0 giving up on its gather
+    console = (RUNS / "rank0_all_gather" / "console.txt").read_text()
+    found = explain(["-"], stdin=io.BytesIO(("[rank2]: Epoch 0: step 12\n" + console).encode()))
+    closed = next(f for f in found if f.id == "log.peer_closed")
+    assert closed.details.get("consequence_of") != "log.collective_timeout", closed.summary
+    assert "closed by the ranks that gave up" not in closed.summary, closed.summary

@@ -974,18 +974,22 @@ def every_rank_waited(hits: list[Hit], ctx: Context) -> bool:
     return bool(story["all_waited"]) and not story["late"] and not story.get("stuck_s")
 
 
-def closed_by_a_timeout(by_kind: dict[str, list[Hit]]) -> str | None:
+def closed_by_a_timeout(by_kind: dict[str, list[Hit]], ctx: Context) -> str | None:
     """The timeout kind whose ranks, giving up on their collective, closed the connections that the peer's
     "Connection closed by peer" on the other ranks reports (None: no such pair). A rank that times out aborts and
-    its peers see their connections closed; a rank that died first prints no timeout of its own."""
+    its peers see their connections closed; a rank that died first prints no timeout of its own. Only where
+    every rank the log shows (its lines, torchrun's summary) either timed out or saw its connection closed: a
+    third rank, silent or killed, may have closed it by dying first (3 ranks: rank 2 killed, rank 1's connection
+    to it closed, rank 0 timed out waiting for both)."""
     from torchdoctor.explain.ranks import hit_rank
 
     closed = {hit_rank(h) for h in by_kind.get("peer_closed", ())}
     if not closed or None in closed:
         return None
+    known = set(ctx.ranks) | set(ctx.facts.get("launcher_exits", {}))
     for kind in ("collective_timeout", "nccl_watchdog_timeout"):
         timed = {hit_rank(h) for h in by_kind.get(kind, ())}
-        if timed and None not in timed and not timed & closed:
+        if timed and None not in timed and not timed & closed and known <= timed | closed:
             return kind
     return None
 
