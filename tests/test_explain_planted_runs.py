@@ -444,3 +444,18 @@ def test_a_closed_connection_is_not_put_on_the_timeout_where_a_third_rank_could_
     closed = next(f for f in found if f.id == "log.peer_closed")
     assert closed.details.get("consequence_of") != "log.collective_timeout", closed.summary
     assert "closed by the ranks that gave up" not in closed.summary, closed.summary
+
+
+def test_a_peer_on_another_node_is_not_said_to_have_finished_from_this_nodes_torchrun_summary():
+    # the same console as the second node's of a 2-node job (global rank 2 is its local rank 0): its torchrun lists
+    # its own workers only, so <NO_OTHER_FAILURES> says nothing of the peer at 10.0.0.2, which may have failed
+    console = (RUNS / "rank0_final_eval" / "console.txt").read_text()
+    other_node = (
+        console.replace("[rank0]", "[rank2]")
+        .replace("rank      : 0 (local_rank: 0)", "rank      : 2 (local_rank: 0)")
+        .replace("[127.0.0.1]:2445", "[10.0.0.2]:2445")
+    )
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(other_node.encode()))
+    assert lead.id == "log.peer_closed", _said(lead)
+    assert "finished without an error" not in lead.summary, lead.summary
+    assert "the cause is not in this log" in lead.summary, lead.summary

@@ -894,7 +894,7 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "explain; if the peer shows no error, test the link between the hosts (ping, ib_write_bw) and "
             "read the peer host's dmesg."
         )
-    if ctx.facts.get("no_other_failures") and any("peer_line" in h.facts for h in hits):
+    if no_other_rank_failed(ctx) and any("peer_line" in h.facts for h in hits):
         # torchrun says this was the only rank that failed: the peer exited without an error, mid-collective
         # (peer_ended_quietly below says the same for verdict.py)
         return (
@@ -998,7 +998,14 @@ def peer_finished(hits: list[Hit], ctx: Context) -> bool:
     """True when torchrun's summary names no other failed rank beside the one whose peer closed the connection:
     the peer exited 0 (a signal or an error would be listed), so the cause is the call this rank made and the
     peer did not, at the line this rank waited at, not another rank's error to be found elsewhere."""
-    return bool(ctx.facts.get("no_other_failures")) and any("peer_line" in h.facts for h in hits)
+    return no_other_rank_failed(ctx) and any("peer_line" in h.facts for h in hits)
+
+
+def no_other_rank_failed(ctx: Context) -> bool:
+    """torchrun's summary says <NO_OTHER_FAILURES> and lists the job's ranks: not a node of a multi-node job
+    other than the first (a global rank that is not its local rank), whose torchrun names its own workers only,
+    so a peer on another node may have failed unlisted."""
+    return bool(ctx.facts.get("no_other_failures")) and not ctx.facts.get("launcher_other_nodes")
 
 
 def peer_ended_quietly(hits: list[Hit], ctx: Context) -> bool:
@@ -1007,7 +1014,7 @@ def peer_ended_quietly(hits: list[Hit], ctx: Context) -> bool:
     if not any("peer_line" in h.facts for h in hits):
         return False
     quiet = ctx.ranks - {h.rank for h in hits} - {None} - ctx.erring_ranks
-    return bool(ctx.facts.get("no_other_failures")) or bool(quiet and not ctx.cause_ranks)
+    return no_other_rank_failed(ctx) or bool(quiet and not ctx.cause_ranks)
 
 
 # The lines a peer's failure is read from: gloo's / NCCL's / the store's socket closed by the other side, and a
