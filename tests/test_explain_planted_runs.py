@@ -459,3 +459,23 @@ def test_a_peer_on_another_node_is_not_said_to_have_finished_from_this_nodes_tor
     assert lead.id == "log.peer_closed", _said(lead)
     assert "finished without an error" not in lead.summary, lead.summary
     assert "the cause is not in this log" in lead.summary, lead.summary
+
+
+def test_a_none_field_of_one_sample_is_named_beside_a_none_sample():
+    # collate recurses into each field: (x, None) among (x, [1, 2]) samples fails on len(None) the same way, in
+    # a nested collate (CPython 3.11, torch's collate.py as this torch prints it)
+    collate = "/env/lib/python3.11/site-packages/torch/utils/data/_utils/collate.py"
+    nested = (
+        "Traceback (most recent call last):\n"
+        f'  File "{collate}", line 215, in <listcomp>\n'
+        "    collate(samples, collate_fn_map=collate_fn_map)\n"
+        f'  File "{collate}", line 207, in collate\n'
+        "    if not all(len(elem) == elem_size for elem in it):\n"
+        f'  File "{collate}", line 207, in <genexpr>\n'
+        "    if not all(len(elem) == elem_size for elem in it):\n"
+        "TypeError: object of type 'NoneType' has no len()\n"
+    )
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(nested.encode()))
+    assert lead.id == "log.collate_none_sample" and lead.details["confidence"] == "likely", lead.summary
+    assert "or a field of one sample that is None" in lead.summary, lead.summary
+    assert "look for one whose field is" in lead.fix, lead.fix
