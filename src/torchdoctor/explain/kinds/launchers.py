@@ -482,8 +482,9 @@ def _training_arguments_release(options: str) -> tuple[str, str]:
         if row.added:
             return (
                 f"; --{name} is a TrainingArguments field first in transformers {row.added} (of the releases read)",
-                f"\n--{name} is a field of TrainingArguments first in transformers {row.added}: an older release may "
-                f"be installed here (pip show transformers); install transformers>={row.added}, or drop the option.",
+                f"\n--{name} is a field of TrainingArguments first in transformers {row.added}: where the script parses "
+                "TrainingArguments (its own dataclasses take their fields only), an older release may be installed "
+                f"here (pip show transformers); install transformers>={row.added}, or drop the option.",
             )
     return "", ""
 
@@ -506,7 +507,8 @@ def _script_args(facts: dict, hits: list[Hit]) -> tuple[str, str]:
         f"for. Compare the command with `{helped} --help`: the spelling (--batch_size and --batch-size are two options), an option of "
         "another release of the script (a README or a job script newer or older than the checkout), or a "
         "launcher's option written after the script's path (the launcher's options go before it: torchrun "
-        f"--nproc_per_node=2 {prog or '<script>'} <script args>). A value split by the shell (a space or a glob unquoted) "
+        f"--nproc_per_node=2 {prog or '<script>'} <script args>; accelerate launch --num_processes=2 "
+        f"{prog or '<script>'} <script args>). A value split by the shell (a space or a glob unquoted) "
         "is read as an extra argument too: quote it; a '\\r' among them is a job script saved with Windows line ends "
         "(run dos2unix on it)." + release_fix,
     )
