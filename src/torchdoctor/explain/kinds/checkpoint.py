@@ -227,6 +227,8 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("fsdp_keys"):
         return _fsdp_state_dict(hits, facts["fsdp_keys"])
+    if facts.get("adapter_warned") and not facts.get("keys"):
+        return _adapter_keys(facts, ctx, hits)
     summary = "the checkpoint's state dict does not match the model" + (
         f" ({facts['model']})" if facts.get("model") else ""
     )
@@ -301,6 +303,80 @@ def _state_dict(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "state_dict_type it was saved with; strict=False only when the missing keys are meant to be new."
     )
     return summary + on_ranks(hits), fix
+
+
+# the wrappers whose name PEFT's warning or the saved keys a log shows may carry (LEADING's "module." only in front)
+_ADAPTER_WRAPPER = re.compile(
+    r"(?:^|(?<=[\s.'\"\[(]))(_orig_mod|_fsdp_wrapped_module|_checkpoint_wrapped_module)\.\w"
+)
+
+
+def _adapter_keys(facts: dict, ctx: Context, hits: list[Hit]) -> tuple[str, str]:
+    """PEFT's warning that from_pretrained filled none of some of the adapter's keys (peft/peft_model.py): the
+    keys are the model's (the warning's list); a wrapper's name on the keys the log shows elsewhere is on the saved
+    ones (``key_wrapper``, CONTEXT), one in the warning's list on the model loaded into."""
+    listed = str(facts.get("adapter_missing", ""))
+    named = re.findall(r"'([^'\n]{1,300})'", listed)
+    summary = (
+        "PEFT loaded the adapter without its saved weights for some of its layers (Found missing adapter keys"
+        + (
+            f", {len(named)} of them, e.g. {named[0]!r})"
+            if len(named) > 1
+            else f": {named[0]!r})"
+            if named
+            else ")"
+        )
+    )
+    summary += ": they keep their initial values (LoRA's lora_B is zero, so those layers change nothing)"
+    on_model = _ADAPTER_WRAPPER.search(listed)
+    saved = ctx.facts.get("key_wrapper", "")
+    check = (
+        "Compare the saved keys (from safetensors import safe_open; print(list(safe_open('adapter_model.safetensors', "
+        "'pt').keys())[:5])) with the names the warning lists"
+    )
+    if on_model:
+        wrapper = on_model[1] + "."
+        return (
+            summary
+            + f": the model's keys hold {wrapper!r} ({WRAPPER_NAMES[wrapper]}), so it was wrapped when the "
+            "adapter was loaded into it" + on_ranks(hits),
+            f"Load the adapter into the unwrapped model (PeftModel.from_pretrained(base_model, adapter_dir) before "
+            f"{WRAPPER_NAMES[wrapper]} wraps it), then wrap it. {check}.",
+        )
+    if saved:
+        wrapper = saved + "."
+        bare = "k.removeprefix('module.')" if saved == "module" else f"k.replace({wrapper!r}, '')"
+        return (
+            summary
+            + f": the keys this log shows carry {wrapper!r}, the name {WRAPPER_NAMES[wrapper]} puts in them, "
+            "so the adapter was saved from the wrapped model and from_pretrained matches none of them"
+            + on_ranks(hits),
+            f"Save the adapter from the unwrapped model next time (for torch.compile the module from before it, "
+            f"model._orig_mod.save_pretrained(dir); under DDP model.module; under FSDP the full state dict, "
+            f"accelerator.unwrap_model(model)), and repair this one by taking {wrapper!r} off its keys:\n"
+            "from safetensors.torch import load_file, save_file\n"
+            "sd = load_file('adapter_model.safetensors')\n"
+            f"save_file({{{bare}: v for k, v in sd.items()}}, 'adapter_model.safetensors')\n{check}.",
+        )
+    if facts.get("adapter_in_prefix"):
+        prefix = facts["tuner_prefix"]
+        return (
+            summary
+            + f": the adapter's name {facts['adapter_in_prefix']!r} holds the tuner's prefix {prefix!r}, "
+            "which PEFT's own warning names as a reason it may miss them" + on_ranks(hits),
+            f"Load (and save) the adapter under a name without {prefix!r} (adapter_name='default', the default, or "
+            f"any name not holding {prefix!r}): PEFT finds an adapter's weights by the prefix in their keys. {check}.",
+        )
+    return (
+        summary + on_ranks(hits),
+        f"PeftModel.from_pretrained fills the adapter's layers by the names of the saved keys. {check}: a wrapper's "
+        "name in them ('_orig_mod.' torch.compile, 'module.' DDP, '_fsdp_wrapped_module.' / "
+        "'_checkpoint_wrapped_module.' FSDP and activation checkpointing) means the adapter was saved from the "
+        "wrapped model: save from the unwrapped one, or take the name off; other layer names mean another base "
+        "model or target_modules than the adapter was trained with (its adapter_config.json); another "
+        "adapter name or peft release than the save's: load it under the name it was saved with, with the same "
+        "peft release.",
+    )
 
 
 # peft/tuners/lora/layer.py: a LoRA layer's own parameters (lora_A / lora_B, lora_embedding_A / _B, DoRA's
@@ -493,6 +569,8 @@ STATE_DICT_KEYS = Recogniser(
         "No `FlatParameter` in `state_dict` for this FSDP instance",
         # accelerate/utils/fsdp_utils.py: a full state dict without a key of the sharded model
         "found in sharded model state dict but missing from full state dict",
+        # peft/peft_model.py PeftModel.from_pretrained: the adapter's own keys the saved state dict did not fill
+        "Found missing adapter keys",
     ),
     match=R(
         r"[Kk]ey\(s\) in state_dict|loading state_dict|(?:unexpected|missing) key ['\"][^'\"\n]{1,300}['\"] in state_dict|"
@@ -501,7 +579,8 @@ STATE_DICT_KEYS = Recogniser(
         r"contains a key '[^'\n]{1,300}' that does not exist in the loaded checkpoint|"
         r"FSDP assumes [^\n]{1,300} is in the state_dict but the state_dict only has|"
         r"No `FlatParameter` in `state_dict` for this FSDP instance but it has parameters|"
-        r"Parameter '[^'\n]{1,300}' found in sharded model state dict but missing from full state dict"
+        r"Parameter '[^'\n]{1,300}' found in sharded model state dict but missing from full state dict|"
+        r"Found missing adapter keys"
     ),
     templates=(
         "torch:error-in-loading-state-dict-for",
@@ -516,6 +595,7 @@ STATE_DICT_KEYS = Recogniser(
         "torch:fsdp-assumes-is-in-the-state",  # distributed/fsdp/_state_dict_utils.py
         "torch:no-flatparameter-in-state-dict-for",
         "accelerate:parameter-found-in-sharded-model-state",  # accelerate/utils/fsdp_utils.py
+        "third_party:peft-found-missing-adapter-keys",  # peft/peft_model.py
     ),
     span=4,
     facts=(
@@ -539,7 +619,15 @@ STATE_DICT_KEYS = Recogniser(
             r"No `FlatParameter` in `state_dict` for this FSDP instance but it has parameters|"
             r"Parameter '[^'\n]{1,300}' found in sharded model state dict but missing from full state dict[^\n]{0,200})"
         ),
+        R(r"(?P<adapter_warned>Found missing adapter keys)"),
+        R(r"Found missing adapter keys while loading the checkpoint: (?P<adapter_missing>[^\n]{0,4000})"),
+        R(
+            r"Adapter name '(?P<adapter_in_prefix>[^'\n]{1,100})' should not be contained in the prefix "
+            r"'(?P<tuner_prefix>[^'\n]{1,40})'"
+        ),
     ),
+    # PEFT's missing adapter keys are a warning: the run goes on, and an error the log shows leads
+    fallback_facts=("adapter_warned",),
     # "Error(s) in loading state_dict" is printed for a wrapper's key prefix and for a checkpoint of another
     # model alike: certain only when one list's keys are the other's with a known prefix (which side carries it
     # says whether the checkpoint or the model was wrapped; a prefix on one list alone, or on a key the other
@@ -1007,6 +1095,8 @@ def _fsdp_wrap(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "fully_shard(..., mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)) "
             "rather than mixing dtypes in the model; or shard the modules of the other dtype in groups of their own.",
         )
+    if "torch.uint8" in (facts.get("dtype_a"), facts.get("dtype_b")):
+        return _packed_4bit_flattened(facts, hits)
     if facts.get("dtype_a") or facts.get("dtype_unnamed"):
         named = f" ({facts['dtype_a']} and {facts['dtype_b']})" if facts.get("dtype_a") else ""
         return (
@@ -1036,6 +1126,27 @@ def _fsdp_wrap(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         "--config_file explicitly; with FSDP not wanted, set distributed_type to MULTI_GPU there."
     )
     return summary + on_ranks(hits), fix
+
+
+def _packed_4bit_flattened(facts: dict, hits: list[Hit]) -> tuple[str, str]:
+    """FSDP1's flat parameter refusing a unit of a float dtype and torch.uint8: bitsandbytes' Params4bit keeps a
+    4-bit weight packed in uint8 unless ``quant_storage`` (transformers' ``bnb_4bit_quant_storage``, bitsandbytes
+    0.43, transformers 4.39, accelerate 0.28's FSDP + QLoRA) names a float dtype, which no cast of the model
+    reaches."""
+    return (
+        f"FSDP flattens one unit whose parameters have different dtypes ({facts['dtype_a']} and "
+        f"{facts['dtype_b']}): uint8 is how bitsandbytes stores a 4-bit (QLoRA) model's packed weights by default"
+        + on_ranks(hits),
+        "FSDP flattens one dtype a unit, and a cast of the model (model.to(torch.bfloat16)) leaves bitsandbytes' "
+        "packed weights in uint8. Store them in the compute dtype instead: set bnb_4bit_quant_storage to it "
+        "(transformers: BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16, "
+        "bnb_4bit_quant_storage=torch.bfloat16), with torch_dtype=torch.bfloat16 in from_pretrained), so FSDP can "
+        "flatten them with the rest; it needs bitsandbytes 0.43, transformers 4.39 and accelerate 0.28 or newer "
+        "(upgrade them: pip install -U bitsandbytes transformers accelerate peft); axolotl: upgrade it and start "
+        "from its FSDP + QLoRA example config. Then cast the float32 parameters left (LoRA adapters, norms) to that "
+        "dtype too. Without a 4-bit model: cast the model before wrapping and let FSDP's MixedPrecision policy "
+        "choose the compute dtype.",
+    )
 
 
 FSDP_WRAP_CONFIG = Recogniser(
@@ -1399,8 +1510,18 @@ CONTAINER = R(
 TORCH_LOAD = R(
     r"(?P<saw_torch_load>serialization\.py\"?, line \d+, in (?:load|_open_file_like|__init__)\b|\btorch\.load\()"
 )
+# a key with a wrapper's name in it, anywhere the log shows one (an adapter's saved keys beside PEFT's warning)
+KEY_WRAPPER = R(
+    r"(?:^|(?<=[\s.'\"\[(]))(?P<key_wrapper>_orig_mod|_fsdp_wrapped_module|_checkpoint_wrapped_module)\.\w"
+)
+LEADING_MODULE = R(r"(?:^|(?<=[\s'\"\[(]))(?P<key_wrapper>module)\.base_model\.model\.")
 CONTEXT = (
     *((literal, CONTAINER) for literal in ("docker", "podman", "/.dockerenv", "NVIDIA Release", "overlay")),
+    *(
+        (literal, KEY_WRAPPER)
+        for literal in ("_orig_mod.", "_fsdp_wrapped_module.", "_checkpoint_wrapped_module.")
+    ),
+    ("module.base_model.model.", LEADING_MODULE),
     ("serialization.py", TORCH_LOAD),
     ("torch.load(", TORCH_LOAD),
 )

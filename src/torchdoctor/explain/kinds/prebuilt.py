@@ -21,7 +21,8 @@ words of the loader and of the packages' own load checks (catalogued in ``catalo
   a broken install prints the same.
 
 - torchvision: extension.py refuses a torchvision built for another CUDA major version than torch (``Detected that
-  PyTorch and torchvision were compiled with different CUDA major versions``); a torchvision built for another
+  PyTorch and torchvision were compiled with different CUDA major versions``, certain: the versions after it are read
+  from the same line or, where a post wrapped the message, wherever the log has them); a torchvision built for another
   torch release cannot load its C++ ops, which it does not say: torch then refuses its meta registration with
   ``operator torchvision::nms does not exist`` (torch 2.N pairs with torchvision 0.(N+15)).
 - DGL: src/runtime/c_runtime_api.cc (DeviceAPIManager::GetAPI) checks ``Device API cuda is not enabled. Please
@@ -102,6 +103,8 @@ MATCH = R(
     r"Device API \w{1,20} is not enabled\. Please install the cuda version of dgl|"
     r"Cannot find DGL C\+\+ graphbolt library at |Cannot load Graphbolt C\+\+ library"
 )
+# torchvision/extension.py _check_cuda_version: the CUDA each of the two was built for
+TV_VERSIONS = r"PyTorch has CUDA Version=(?P<tv_torch_cuda>\d{1,3}\.\d{1,3}) and torchvision has CUDA Version=(?P<tv_cuda>\d{1,3}\.\d{1,3})"
 FACTS = (
     R(r"version `(?P<glibc>GLIBC_[\d.]{1,10})' not found \(required by (?P<glibc_needer>[^)\n]{1,200})\)"),
     R(r"(?P<bnb_no_gpu>bitsandbytes was compiled without GPU support)"),
@@ -113,9 +116,8 @@ FACTS = (
         r"(?:\[WinError (?P<win_error>\d{1,5})\][^\n]{0,200})?Error loading \"(?P<dll_file>[^\"\n]{1,300})\" or one of its dependencies"
     ),
     R(r"(?P<no_vc_runtime>Visual C\+\+ Redistributable is not installed)"),
-    R(
-        r"PyTorch has CUDA Version=(?P<tv_torch_cuda>\d{1,3}\.\d{1,3}) and torchvision has CUDA Version=(?P<tv_cuda>\d{1,3}\.\d{1,3})"
-    ),
+    R(r"(?P<tv_major>were compiled with different CUDA major versions)"),
+    R(TV_VERSIONS),
     R(r"(?P<tv_ops>operator torchvision::\w{1,60}) does not exist"),
     R(r"Device API (?P<dgl_device>\w{1,20}) is not enabled\. Please install the cuda version of dgl"),
     # dgl/graphbolt/__init__.py load_graphbolt: no library for this torch in the package, or it did not load
@@ -124,8 +126,10 @@ FACTS = (
         r"(?:so|dylib|dll)|(?P<graphbolt_load>Cannot load Graphbolt C\+\+ library))"
     ),
 )
-# the torch xformers was built for, on the line after its warning: read wherever the log has it
+# the torch xformers was built for, on the line after its warning: read wherever the log has it; torchvision's CUDA
+# versions, which its one-line message puts after "major versions." and a post may wrap onto the next line
 CONTEXT = (
+    ("and torchvision has CUDA Version=", R(TV_VERSIONS)),
     (
         "(you have ",
         R(
@@ -137,7 +141,8 @@ CONTEXT = (
 
 def decided(facts: dict, ctx_facts: dict) -> bool:
     """Whether what was read makes the finding certain: glibc's own words, or xformers naming another torch."""
-    if facts.get("glibc") or facts.get("tv_cuda") or facts.get("dgl_device"):
+    # torchvision's refusal names its cause whether or not the versions after it were read
+    if facts.get("glibc") or facts.get("tv_major") or facts.get("tv_cuda") or facts.get("dgl_device"):
         return True
     if facts.get("graphbolt_torch") or facts.get("graphbolt_load"):
         return True
@@ -188,10 +193,16 @@ def explain(facts: dict, ctx_facts: dict) -> tuple[str, str] | None:
             "libraries torch brings are not found: run from the activated environment (LD_LIBRARY_PATH of a "
             "batch job).",
         )
-    if facts.get("tv_cuda"):
+    if facts.get("tv_cuda") or facts.get("tv_major"):
+        # the versions on the message's own line, else where the log has them (a post that wrapped the message)
+        said = facts if facts.get("tv_cuda") else ctx_facts
+        built = (
+            f"torchvision was built for CUDA {said['tv_cuda']} and torch for CUDA {said['tv_torch_cuda']}"
+            if said.get("tv_cuda")
+            else "torchvision was built for another CUDA major version than torch"
+        )
         return (
-            f"torchvision was built for CUDA {facts['tv_cuda']} and torch for CUDA {facts['tv_torch_cuda']}: "
-            "torchvision refuses to load",
+            f"{built}: torchvision refuses to load",
             "torch and torchvision must come from the same index (the same CUDA build) and release: reinstall "
             "torchvision from torch's index, keeping torch as it is: pip install --force-reinstall --no-deps "
             "torchvision==0.<N+15>.x --index-url https://download.pytorch.org/whl/cu<XY> (torch 2.N pairs with "

@@ -28,13 +28,15 @@ process, its lines prefixed "(pid=..., ip=...)") logs "initializing ddp: GLOBAL_
 (pytorch_lightning 1.x; "Initializing distributed: ..." from 1.6) and waits there: Lightning starts the other ranks
 as new copies of the script, which from Ray's worker never join (ray-project/ray#13483). Likely: a rank-0 line
 alone, no "processes registered" after it; Ray Train's own workers (RayTrainWorker) and ray_lightning's
-(RayExecutor) start their ranks themselves and are not read so.
+(RayExecutor) start their ranks themselves and are not read so. The same kind's other readings, Unsloth's and
+LLaMA-Factory's refusals of several GPUs, are one_gpu_trainers.py's.
 """
 
 from __future__ import annotations
 
 import re
 
+from torchdoctor.explain.kinds import one_gpu_trainers
 from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, merged, on_ranks
 
 FAMILY = "launchers and schedulers"
@@ -165,6 +167,9 @@ def scaling_config_dict(hits: list[Hit]) -> tuple[str, str]:
 
 
 def _tune_ddp(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    said = one_gpu_trainers.explain(hits)
+    if said:
+        return said[0] + on_ranks(hits), said[1]
     world = first(hits, "tune_ddp_world", "N")
     return (
         f"A PyTorch Lightning Trainer with {world} devices and the ddp strategy was started inside a Ray Tune "
@@ -180,21 +185,32 @@ def _tune_ddp(hits: list[Hit], ctx: Context) -> tuple[str, str]:
 
 TUNE_DDP = Recogniser(
     kind="multi_gpu_unsupported",
-    title="Lightning's ddp inside a Ray Tune trial",
+    title="several GPUs for a run that trains on one",
     templates=(
         "lightning:initializing-ddp-global-rank-member",
         "lightning:initializing-distributed-global-rank-member",
+        *one_gpu_trainers.TEMPLATES,  # Unsloth's own check and LLaMA-Factory's refusal of it under ZeRO-3
     ),
-    anchors=("initializing ddp: GLOBAL_RANK: ", "Initializing distributed: GLOBAL_RANK: "),
+    anchors=(
+        "initializing ddp: GLOBAL_RANK: ",
+        "Initializing distributed: GLOBAL_RANK: ",
+        *one_gpu_trainers.ANCHORS,
+    ),
     # a Tune trial's worker prefix, not Ray Train's or ray_lightning's actors, which start every rank themselves
     match=R(
         r"^\((?!RayTrainWorker|RayExecutor|BaseWorkerMixin)(?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\) "
-        r"(?:initializing ddp|Initializing distributed): GLOBAL_RANK: 0, MEMBER: 1/(?P<tune_ddp_world>[2-9]|\d{2,})\b",
+        r"(?:initializing ddp|Initializing distributed): GLOBAL_RANK: 0, MEMBER: 1/(?P<tune_ddp_world>[2-9]|\d{2,})\b|"
+        + one_gpu_trainers.MATCH,
         re.MULTILINE,
     ),
+    facts=one_gpu_trainers.FACTS,
     span=4,
     reject=R(r"processes registered|Starting ddp with"),
-    confirm=lambda hits, ctx: False,  # a rank-0 line with nothing after it: the others may still be starting
+    # a rank-0 line with nothing after it: the others may still be starting; Unsloth's check also counts memory
+    # another process used on a second GPU, and LLaMA-Factory's refusal is as much its own option check
+    confirm=lambda hits, ctx: False,
+    # Unsloth's warning that keeps the first GPU: the run goes on
+    fallback_facts=one_gpu_trainers.WARNED,
     describe=_tune_ddp,
 )
 
