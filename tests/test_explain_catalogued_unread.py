@@ -86,12 +86,14 @@ def test_hfargumentparser_refusing_a_training_arguments_field_of_another_release
         + "\n"
     )
     assert "first in transformers" in later.summary and "transformers>=" in later.fix, later.fix
-    own = explained(
-        "ValueError: "
-        + filled("transformers:arguments-not-used-by-hfargumentparser", "['--lora_rank', '8']")
-        + "\n"
-    )
-    assert "TrainingArguments field" not in own.summary and "pip show transformers" not in own.fix, own.fix
+    # a script's own field, and a dashed spelling (not the field bf16 it starts with)
+    for args in ("['--lora_rank', '8']", "['--bf16-full-eval']"):
+        own = explained(
+            "ValueError: " + filled("transformers:arguments-not-used-by-hfargumentparser", args) + "\n"
+        )
+        assert "TrainingArguments field" not in own.summary and "pip show transformers" not in own.fix, (
+            own.fix
+        )
 
 
 def test_an_arrow_formatted_map_returning_a_dict_is_the_map_function_output():

@@ -459,7 +459,9 @@ def _nproc_invalid(facts: dict, hits: list[Hit]) -> tuple[str, str]:
 def _training_arguments_release(options: str) -> tuple[str, str]:
     """An option HfArgumentParser refused that is a TrainingArguments field of other transformers releases only
     (api_keywords.tsv, read from the released wheels): what the summary and the fix add, ("", "") for none."""
-    for name in re.findall(r"--([A-Za-z]\w{0,60})", options):
+    # the whole option as the field is spelled (a dashed one is another matter: HfArgumentParser takes dashed
+    # aliases only from transformers 4.46)
+    for name in re.findall(r"--([A-Za-z][\w-]{0,60})", options):
         row = next(
             (r for r in api_keywords.rows("TrainingArguments", name) if r.package == "transformers"), None
         )
