@@ -479,3 +479,36 @@ def test_a_none_field_of_one_sample_is_named_beside_a_none_sample():
     assert lead.id == "log.collate_none_sample" and lead.details["confidence"] == "likely", lead.summary
     assert "or a field of one sample that is None" in lead.summary, lead.summary
     assert "look for one whose field is" in lead.fix, lead.fix
+
+
+def test_a_third_rank_torchrun_stopped_is_no_closer_and_the_timeout_still_leads():
+    # the third rank was still running when torchrun stopped it (-15, after the first failure): it did not die
+    # first, so rank 1's connection was closed by rank 0 giving up
+    console = (RUNS / "rank0_all_gather" / "console.txt").read_text()
+    summary = (
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "============================================================\n"
+        "autoencoder.py FAILED\n"
+        "------------------------------------------------------------\n"
+        "Failures:\n"
+        "[1]:\n"
+        "  time      : 2026-12-04_16:41:27\n"
+        "  host      : localhost\n"
+        "  rank      : 2 (local_rank: 2)\n"
+        "  exitcode  : -15 (pid: 1742)\n"
+        "  error_file: <N/A>\n"
+        "------------------------------------------------------------\n"
+        "Root Cause (first observed failure):\n"
+        "[0]:\n"
+        "  time      : 2026-12-04_16:41:27\n"
+        "  host      : localhost\n"
+        "  rank      : 0 (local_rank: 0)\n"
+        "  exitcode  : 1 (pid: 1740)\n"
+        "  error_file: <N/A>\n"
+        "============================================================\n"
+    )
+    text = "[rank2]: Epoch 0: step 12\n" + console + summary
+    found = explain(["-"], stdin=io.BytesIO(text.encode()))
+    assert found[0].id == "log.collective_timeout", found[0].summary
+    closed = next(f for f in found if f.id == "log.peer_closed")
+    assert closed.details.get("consequence_of") == "log.collective_timeout", closed.summary

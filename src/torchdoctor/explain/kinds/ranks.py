@@ -980,13 +980,15 @@ def closed_by_a_timeout(by_kind: dict[str, list[Hit]], ctx: Context) -> str | No
     its peers see their connections closed; a rank that died first prints no timeout of its own. Only where
     every rank the log shows (its lines, torchrun's summary) either timed out or saw its connection closed: a
     third rank, silent or killed, may have closed it by dying first (3 ranks: rank 2 killed, rank 1's connection
-    to it closed, rank 0 timed out waiting for both)."""
+    to it closed, rank 0 timed out waiting for both); one torchrun stopped (-15) was still running."""
     from torchdoctor.explain.ranks import hit_rank
 
     closed = {hit_rank(h) for h in by_kind.get("peer_closed", ())}
     if not closed or None in closed:
         return None
-    known = set(ctx.ranks) | set(ctx.facts.get("launcher_exits", {}))
+    exits = ctx.facts.get("launcher_exits", {})
+    # (a rank torchrun stopped with SIGTERM was still running when the first failure ended the job: no closer)
+    known = (set(ctx.ranks) | set(exits)) - {r for r, code in exits.items() if code == -15}
     for kind in ("collective_timeout", "nccl_watchdog_timeout"):
         timed = {hit_rank(h) for h in by_kind.get(kind, ())}
         if timed and None not in timed and not timed & closed and known <= timed | closed:
