@@ -114,12 +114,23 @@ def test_wrong_types_and_shapes_are_named(tmp_path):
         load_config(write(tmp_path, "num_processes: two\n"))
     with pytest.raises(BadInput, match=r"line 2: debug: 1 should be true or false"):
         load_config(write(tmp_path, "num_processes: 2\ndebug: 1\n"))
-    with pytest.raises(BadInput, match=r"line 1: expected `key: value` lines"):
+    with pytest.raises(BadInput, match=r"line 1: expected `key: value` lines, got a list"):
         load_config(write(tmp_path, "- num_processes\n"))
     with pytest.raises(
         BadInput, match=r"--config .*nope.yaml: does not exist"
     ):  # the words of every file flag
         load_config(tmp_path / "nope.yaml")
+
+
+def test_a_file_of_plain_text_is_named_by_its_text_not_yamls_tag(tmp_path):
+    """An MPI hostfile passed as --config by mistake: the line says what the file holds, as the user wrote it,
+    not YAML's `tag:yaml.org,2002:str`."""
+    with pytest.raises(BadInput) as error:
+        load_config(write(tmp_path, "localhost slots=1\n", "hosts.txt"))
+    assert str(error.value).endswith(
+        "hosts.txt line 1: expected `key: value` lines, got the text 'localhost slots=1'"
+    )
+    assert "tag:yaml.org" not in str(error.value)
 
 
 def test_yaml_that_is_not_plain_keys_and_values_is_named_with_file_and_line(tmp_path):

@@ -1,12 +1,15 @@
 """The README's checkable promises, read from the README and held against the tool: the exit statuses, every
 flag a `torchdoctor CMD ...` line shows (it is in that command's ``--help``), every finding id it names (some
-check emits it)."""
+check emits it), and what it shows `explain`, `net --read-log` and `scale` print on the repository's own files."""
 
+import io
 import re
+import shlex
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import main_here
 
 from torchdoctor.cli import main
 
@@ -135,3 +138,55 @@ def test_every_link_inside_the_readme_leads_to_a_heading():
     links = set(re.findall(r"\]\(#([^)]+)\)", README))
     assert len(links) >= 10, links  # the Tour was read
     assert not links - anchors, f"links to no heading: {sorted(links - anchors)}"
+
+
+def shown_runs() -> list[tuple[str, list[str]]]:
+    """(command, the lines the README shows it printing) for each README console line that runs torchdoctor on
+    the repository's own files or on a pasted line, so needs no machine of its own: `explain` on a fixture or on
+    `printf '...' |`, `net --read-log` on a fixture, `scale`. The lines run up to the next `$ ` or the fence."""
+    lines = README.splitlines()
+    runs = []
+    for at, line in enumerate(lines):
+        if re.match(
+            r"\$ (torchdoctor (explain|net --read-log) tests/fixtures/\S+|torchdoctor scale |printf '.*' \| torchdoctor explain )",
+            line,
+        ):
+            end = at + 1
+            while end < len(lines) and not lines[end].startswith(("$ ", "```")):
+                end += 1
+            runs.append((line[2:], lines[at + 1 : end]))
+    return runs
+
+
+RUNS = shown_runs()
+
+
+def shows(shown: list[str], printed: list[str]) -> bool:
+    """Whether ``shown`` is ``printed`` with `...` standing for any run of lines, and the end left off at will."""
+    if not shown:
+        return True
+    if shown[0].strip() in ("...", "…"):
+        return any(shows(shown[1:], printed[skip:]) for skip in range(len(printed) + 1))
+    return bool(printed) and shown[0] == printed[0] and shows(shown[1:], printed[1:])
+
+
+def test_the_readme_shows_runs_on_its_own_files():
+    assert len(RUNS) >= 10, [command for command, _ in RUNS]  # the examples were found
+
+
+@pytest.mark.parametrize("command, shown", RUNS, ids=[command[:60] for command, _ in RUNS])
+def test_what_the_readme_shows_a_run_print_is_what_it_prints_now(command, shown, monkeypatch):
+    """A newcomer runs the README's examples on the repository's fixtures and sees what the README shows
+    (session 44: two `explain` folders and the tensor-parallel straggler run had drifted unnoticed)."""
+    pasted = re.match(r"printf '(.*)' \| (.*)", command)
+    if pasted:
+        monkeypatch.setattr(
+            sys, "stdin", io.TextIOWrapper(io.BytesIO(pasted.group(1).replace("\\n", "\n").encode()))
+        )
+        command = pasted.group(2)
+    command, _, head = command.partition(" | head -")
+    done = main_here(main, "torchdoctor", shlex.split(command)[1:], cwd=ROOT)
+    printed = done.stdout.splitlines()[: int(head) if head else None]
+    assert shows(shown, printed), (
+        f"$ {command}\nthe README shows:\n" + "\n".join(shown) + "\nit prints:\n" + done.stdout
+    )

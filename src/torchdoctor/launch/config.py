@@ -88,6 +88,14 @@ class Settings(dict):
         self.where: dict[str, str] = {}
 
 
+def _shape_of(node: yaml.Node) -> str:
+    """What a file that is not `key: value` lines holds, in the user's words (not YAML's tag)."""
+    if isinstance(node, yaml.SequenceNode):
+        return "a list (`- item` lines)"
+    text = " ".join(str(node.value).split())
+    return f"the text {text[:60] + '…' if len(text) > 60 else text!r}"
+
+
 def load_config(path: str | Path) -> Settings:
     """The settings in the YAML file at ``path`` that the launcher uses, checked.
 
@@ -113,7 +121,9 @@ def load_config(path: str | Path) -> Settings:
         return settings
     _refuse_a_tag_on_the_whole_file(path, text)
     if not isinstance(root, yaml.MappingNode):
-        raise BadInput(f"{path} line {root.start_mark.line + 1}: expected `key: value` lines, got {root.tag}")
+        raise BadInput(
+            f"{path} line {root.start_mark.line + 1}: expected `key: value` lines, got {_shape_of(root)}"
+        )
     loader = yaml.SafeLoader("")
     first_line: dict[str, int] = {}
     for key_node, value_node in root.value:
