@@ -5,10 +5,13 @@ were real gaps: argparse refusing a script's own option is the command line to c
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 
 from explaining import explained, filled
+
+from torchdoctor.explain.diagnose import explain
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
@@ -52,6 +55,45 @@ def test_argparse_refusing_a_notebook_kernels_arguments_stays_argparse_in_notebo
         + "\n"
     )
     assert found.id == "log.argparse_in_notebook", found.summary
+
+
+def test_a_notebook_kernels_arguments_are_not_also_read_as_the_scripts_command_line():
+    # ipykernel (and VS Code's --f=) hand the kernel's connection file to the script's parse_args: not an option
+    # of the script's command line to fix, no second finding saying so (its fix named torchrun and the kernel)
+    for args in (
+        "-f /root/.local/share/jupyter/runtime/kernel-8f3c.json",
+        "--f=/home/u/.local/share/jupyter/runtime/kernel-v2-3081a9.json",
+    ):
+        text = filled("system:argparse-unrecognized-arguments", "ipykernel_launcher.py", args) + "\n"
+        found = explain(["-"], stdin=io.BytesIO(text.encode()))
+        assert "log.launch_command" not in [f.id for f in found], [f.summary for f in found]
+
+
+def test_hfargumentparser_refusing_a_training_arguments_field_of_another_release_names_the_release():
+    # TrainingArguments' fields are the installed transformers' (api_keywords.tsv): evaluation_strategy was
+    # dropped for eval_strategy, accelerator_config came later
+    found = explained(
+        "ValueError: "
+        + filled("transformers:arguments-not-used-by-hfargumentparser", "['--evaluation_strategy', 'steps']")
+        + "\n"
+    )
+    assert (found.id, found.details["confidence"]) == ("log.launch_command", "likely"), found.summary
+    assert "TrainingArguments field only up to transformers" in found.summary, found.summary
+    assert "--eval_strategy" in found.fix and "pip show transformers" in found.fix, found.fix
+    later = explained(
+        "ValueError: "
+        + filled("transformers:arguments-not-used-by-hfargumentparser", "['--accelerator_config', 'a.json']")
+        + "\n"
+    )
+    assert "first in transformers" in later.summary and "transformers>=" in later.fix, later.fix
+    # a script's own field, and a dashed spelling (not the field bf16 it starts with)
+    for args in ("['--lora_rank', '8']", "['--bf16-full-eval']"):
+        own = explained(
+            "ValueError: " + filled("transformers:arguments-not-used-by-hfargumentparser", args) + "\n"
+        )
+        assert "TrainingArguments field" not in own.summary and "pip show transformers" not in own.fix, (
+            own.fix
+        )
 
 
 def test_an_arrow_formatted_map_returning_a_dict_is_the_map_function_output():

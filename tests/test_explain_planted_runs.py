@@ -434,3 +434,81 @@ def test_a_none_sample_is_read_only_where_torchs_collate_raised_it():
     for near in (own, "TypeError: object of type 'NoneType' has no len()\n"):
         (other, *_) = explain(["-"], stdin=io.BytesIO(near.encode()))
         assert other.id != "log.collate_none_sample", other.summary
+
+
+def test_a_closed_connection_is_not_put_on_the_timeout_where_a_third_rank_could_have_closed_it():
+    # the same console with a third rank that printed a step and nothing after (killed, its log cut): rank 1's
+    # connection may have been closed by that rank dying first, not by rank 0 giving up on its gather
+    console = (RUNS / "rank0_all_gather" / "console.txt").read_text()
+    found = explain(["-"], stdin=io.BytesIO(("[rank2]: Epoch 0: step 12\n" + console).encode()))
+    closed = next(f for f in found if f.id == "log.peer_closed")
+    assert closed.details.get("consequence_of") != "log.collective_timeout", closed.summary
+    assert "closed by the ranks that gave up" not in closed.summary, closed.summary
+
+
+def test_a_peer_on_another_node_is_not_said_to_have_finished_from_this_nodes_torchrun_summary():
+    # the same console as the second node's of a 2-node job (global rank 2 is its local rank 0): its torchrun lists
+    # its own workers only, so <NO_OTHER_FAILURES> says nothing of the peer at 10.0.0.2, which may have failed
+    console = (RUNS / "rank0_final_eval" / "console.txt").read_text()
+    other_node = (
+        console.replace("[rank0]", "[rank2]")
+        .replace("rank      : 0 (local_rank: 0)", "rank      : 2 (local_rank: 0)")
+        .replace("[127.0.0.1]:2445", "[10.0.0.2]:2445")
+    )
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(other_node.encode()))
+    assert lead.id == "log.peer_closed", _said(lead)
+    assert "finished without an error" not in lead.summary, lead.summary
+    assert "the cause is not in this log" in lead.summary, lead.summary
+
+
+def test_a_none_field_of_one_sample_is_named_beside_a_none_sample():
+    # collate recurses into each field: (x, None) among (x, [1, 2]) samples fails on len(None) the same way, in
+    # a nested collate (CPython 3.11, torch's collate.py as this torch prints it)
+    collate = "/env/lib/python3.11/site-packages/torch/utils/data/_utils/collate.py"
+    nested = (
+        "Traceback (most recent call last):\n"
+        f'  File "{collate}", line 215, in <listcomp>\n'
+        "    collate(samples, collate_fn_map=collate_fn_map)\n"
+        f'  File "{collate}", line 207, in collate\n'
+        "    if not all(len(elem) == elem_size for elem in it):\n"
+        f'  File "{collate}", line 207, in <genexpr>\n'
+        "    if not all(len(elem) == elem_size for elem in it):\n"
+        "TypeError: object of type 'NoneType' has no len()\n"
+    )
+    (lead, *_) = explain(["-"], stdin=io.BytesIO(nested.encode()))
+    assert lead.id == "log.collate_none_sample" and lead.details["confidence"] == "likely", lead.summary
+    assert "or a field of one sample that is None" in lead.summary, lead.summary
+    assert "look for one whose field is" in lead.fix, lead.fix
+
+
+def test_a_third_rank_torchrun_stopped_is_no_closer_and_the_timeout_still_leads():
+    # the third rank was still running when torchrun stopped it (-15, after the first failure): it did not die
+    # first, so rank 1's connection was closed by rank 0 giving up
+    console = (RUNS / "rank0_all_gather" / "console.txt").read_text()
+    summary = (
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "============================================================\n"
+        "autoencoder.py FAILED\n"
+        "------------------------------------------------------------\n"
+        "Failures:\n"
+        "[1]:\n"
+        "  time      : 2026-12-04_16:41:27\n"
+        "  host      : localhost\n"
+        "  rank      : 2 (local_rank: 2)\n"
+        "  exitcode  : -15 (pid: 1742)\n"
+        "  error_file: <N/A>\n"
+        "------------------------------------------------------------\n"
+        "Root Cause (first observed failure):\n"
+        "[0]:\n"
+        "  time      : 2026-12-04_16:41:27\n"
+        "  host      : localhost\n"
+        "  rank      : 0 (local_rank: 0)\n"
+        "  exitcode  : 1 (pid: 1740)\n"
+        "  error_file: <N/A>\n"
+        "============================================================\n"
+    )
+    text = "[rank2]: Epoch 0: step 12\n" + console + summary
+    found = explain(["-"], stdin=io.BytesIO(text.encode()))
+    assert found[0].id == "log.collective_timeout", found[0].summary
+    closed = next(f for f in found if f.id == "log.peer_closed")
+    assert closed.details.get("consequence_of") == "log.collective_timeout", closed.summary

@@ -46,7 +46,7 @@ _UNEXPECTED_KEYWORD = re.compile(r"\(\) got an unexpected keyword argument '(?P<
 _HANDLED_WITHIN = 60
 _NEAR_A_QUOTE = 6  # lines above and below an error quoted in prose where the call it quotes is looked for
 _RAISE_ECHO_LINES = 4  # lines below a `raise` source line where the message it raises is looked for
-_ROOT_CAUSE = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d+)")
+_ROOT_CAUSE = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d+)(?: \(local_rank: (?P<local_rank>\d+)\))?")
 # the line under a rank in torchrun's failure summary: how that rank ended ("exitcode  : -15 (pid: 8430)")
 _SUMMARY_EXIT = re.compile(r"^\s*exitcode\s*:\s*(?P<code>-?\d+)")
 _FAILURE_SUMMARY = "Root Cause (first observed failure)"
@@ -368,6 +368,10 @@ class Collector:
             named = _ROOT_CAUSE.match(self._recent[-1][1])
             if named:  # each rank torchrun's summary names, and its exit code (-15: stopped by torchrun)
                 self.ctx.facts.setdefault("launcher_exits", {})[int(named["rank"])] = int(ended["code"])
+                if named["local_rank"] is not None and named["local_rank"] != named["rank"]:
+                    # a global rank not its local one: a node other than the first of a multi-node job, whose
+                    # torchrun lists its own workers only (the other nodes' failures are in their consoles)
+                    self.ctx.facts["launcher_other_nodes"] = True
         if line.startswith(_FAILURE_SUMMARY):
             self.ctx.facts["failure_summary_in_input"] = True
             root = next((m for text in following[:4] if (m := _ROOT_CAUSE.match(text))), None)

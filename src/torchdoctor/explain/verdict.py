@@ -241,7 +241,7 @@ def _order(hits: list[Hit], ctx: Context, raised: list[Raised], root_rank: int |
     if not causes and unknown is None:  # only consequences: what they follow from is not in this log
         sure = dict.fromkeys(sure, "likely")
     rest = sorted((k for k in by_kind if roles[k] != "cause"), key=lambda k: sure[k] != "certain")
-    if not causes and unknown is None and ranks_kind.closed_by_a_timeout(by_kind):
+    if not causes and unknown is None and ranks_kind.closed_by_a_timeout(by_kind, ctx):
         # the ranks that timed out closed the connection the others report closed: the timeout came first,
         # whichever rank's traceback was printed first
         rest.sort(key=lambda k: k == "peer_closed")
@@ -311,7 +311,7 @@ def _finding(
         o,
         every_rank_waited(kind_hits, ctx)
         or peer_finished(kind_hits, ctx)
-        or kind == ranks_kind.closed_by_a_timeout(o.by_kind),
+        or kind == ranks_kind.closed_by_a_timeout(o.by_kind, ctx),
     )
     return Finding(f"log.{draft.led_by or kind}", draft.status, draft.summary, draft.details, draft.fix)
 
@@ -487,7 +487,7 @@ def _closed_by_the_timeout(draft: _Draft, kind: str, o: _Order, ctx: Context, ra
     outside torch of their traceback), and the closed connection follows from it (found with Lightning's
     autoencoder example all_gathering a metric on rank 0 alone: rank 1 was in Lightning's barrier, and its closed
     connection led, "the cause is not in this log")."""
-    timeout = ranks_kind.closed_by_a_timeout(o.by_kind)
+    timeout = ranks_kind.closed_by_a_timeout(o.by_kind, ctx)
     if timeout is None or o.lead is not None or not o.rest or o.rest[0] != timeout:
         return
     if kind == "peer_closed":

@@ -253,10 +253,14 @@ def _none_sample(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     shape = "dict" if any("none_subscripted" in h.facts for h in hits) else "tuple or list"
     return (
         f"a sample the dataset returned as None reached the DataLoader's default_collate among {shape} samples "
-        "(a file it could not read and skipped, or a __getitem__ path without a return)" + on_ranks(hits),
+        "(a file it could not read and skipped, or a __getitem__ path without a return), or a field of one "
+        f"sample that is None where the others hold a {shape}" + on_ranks(hits),
         "A Dataset's __getitem__ must return a sample for every index. Find the ones it does not: "
         "[i for i in range(len(dataset)) if dataset[i] is None], and fix that sample or the path in __getitem__ "
-        "that returns nothing (an except that only logs, an if without an else). To skip unreadable samples "
+        "that returns nothing (an except that only logs, an if without an else). collate recurses into each "
+        "field, so a field of a sample that is None where the other samples hold a list, tuple or dict fails the "
+        "same way: where no sample is None, look for one whose field is (a label or a mask left unset). To skip "
+        "unreadable samples "
         "instead, drop them when the dataset is built, or give the DataLoader a collate_fn that leaves them out: "
         "collate_fn=lambda batch: torch.utils.data.default_collate([b for b in batch if b is not None]) (a "
         "module-level function where workers are spawned).",

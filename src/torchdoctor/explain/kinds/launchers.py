@@ -14,6 +14,7 @@ import re
 
 from torchdoctor.explain import printed_versions
 from torchdoctor.explain.kinds import (
+    api_keywords,
     compiled_ops,
     cublas_build,
     cuda_init,
@@ -455,22 +456,63 @@ def _nproc_invalid(facts: dict, hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _training_arguments_release(options: str) -> tuple[str, str]:
+    """An option HfArgumentParser refused that is a TrainingArguments field of other transformers releases only
+    (api_keywords.tsv, read from the released wheels): what the summary and the fix add, ("", "") for none."""
+    # the whole option as the field is spelled (a dashed one is another matter: HfArgumentParser takes dashed
+    # aliases only from transformers 4.46)
+    for name in re.findall(r"--([A-Za-z][\w-]{0,60})", options):
+        row = next(
+            (r for r in api_keywords.rows("TrainingArguments", name) if r.package == "transformers"), None
+        )
+        if row is None:
+            continue
+        if row.last:
+            instead = f" (--{row.replacement} in its place)" if row.replacement else ""
+            return (
+                f"; --{name} is a TrainingArguments field only up to transformers {row.last}, gone "
+                f"by {row.removed}{instead}",
+                f"\n--{name} is a field of TrainingArguments in transformers up to {row.last} only: check the "
+                "installed release (pip show transformers) against the one the script was written for, and pass "
+                + (
+                    f"--{row.replacement} instead"
+                    if row.replacement
+                    else "the option its release has instead"
+                )
+                + f" or install transformers {row.last}.",
+            )
+        if row.added:
+            return (
+                f"; --{name} is a TrainingArguments field first in transformers {row.added} (of the releases read)",
+                f"\n--{name} is a field of TrainingArguments first in transformers {row.added}: where the script parses "
+                "TrainingArguments (its own dataclasses take their fields only), an older release may be installed "
+                f"here (pip show transformers); install transformers>={row.added}, or drop the option.",
+            )
+    return "", ""
+
+
 def _script_args(facts: dict, hits: list[Hit]) -> tuple[str, str]:
     """argparse refusing options the program's parser does not define (Lib/argparse.py: "unrecognized
     arguments: ..."): the command line, not the code, is what to change."""
     prog = facts.get("prog", "").strip()
     options = facts["script_args"].split(": ", 1)[1].strip()[:200]
-    parser = "transformers' HfArgumentParser" if "HfArgumentParser" in facts["script_args"] else "argparse"
+    hf = "HfArgumentParser" in facts["script_args"]
+    parser = "transformers' HfArgumentParser" if hf else "argparse"
+    release, release_fix = _training_arguments_release(options) if hf else ("", "")
+    # a program run by its own name (pytest, a console script) is asked for its help as it is
+    helped = f"python {prog}" if prog.endswith(".py") else (prog or "python <script>")
     return (
         f"{prog or 'the script'}'s command line has options its parser does not define: {options}"
+        + release
         + on_ranks(hits),
         f"{prog or 'The script'} ({parser}) stops on any option its parser has no argument (or dataclass field) "
-        f"for. Compare the command with `python {prog or '<script>'} --help`: the spelling (--batch_size and --batch-size are two options), an option of "
+        f"for. Compare the command with `{helped} --help`: the spelling (--batch_size and --batch-size are two options), an option of "
         "another release of the script (a README or a job script newer or older than the checkout), or a "
         "launcher's option written after the script's path (the launcher's options go before it: torchrun "
-        f"--nproc_per_node=2 {prog or '<script>'} <script args>). A value split by the shell (a space or a glob unquoted) "
+        f"--nproc_per_node=2 {prog or '<script>'} <script args>; accelerate launch --num_processes=2 "
+        f"{prog or '<script>'} <script args>). A value split by the shell (a space or a glob unquoted) "
         "is read as an extra argument too: quote it; a '\\r' among them is a job script saved with Windows line ends "
-        "(run dos2unix on it).",
+        "(run dos2unix on it)." + release_fix,
     )
 
 
@@ -820,10 +862,11 @@ LAUNCH_COMMAND = Recogniser(
         r"(?P<fire_arg>Could not consume arg: (?![^\n]{0,300}?(?:--|–|—)local[_-]rank)[^\n]{1,200})|"
         # CPython argparse (Lib/argparse.py parse_args) refusing the script's own command line, and transformers'
         # HfArgumentParser (hf_argparser.py parse_args_into_dataclasses) the arguments no dataclass field takes: an
-        # option its parser does not define (not the launcher's --local_rank, local_rank_argument's; not a launcher's own options)
+        # option its parser does not define (not the launcher's --local_rank, local_rank_argument's; not a launcher's own options;
+        # not a notebook kernel's -f <connection file> (jupyter/runtime/kernel-*.json), argparse_in_notebook's)
         r"(?P<script_args>(?:unrecognized arguments|not used by the HfArgumentParser): (?![^\n]{0,300}?(?:(?:--|–|—)local[_-]rank|"
         + LAUNCHER_OPTIONS
-        + r"))[^\n]{1,300})|"
+        + r"|[/\\]kernel-[\w.-]{1,80}\.json))[^\n]{1,300})|"
         r"(?P<yacs_py>Python module from file [^\n{}]{1,300} must have 'cfg' attr)|"
         r"(?P<accelerate_config_keys>A `distributed_type` must be specified in the config file\.)|"
         r"No such file or directory: '(?P<acc_default_config>[^'\n]{0,300}[/\\]accelerate[/\\]default_config\.(?:yaml|json))'"

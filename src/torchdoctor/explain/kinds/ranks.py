@@ -894,7 +894,7 @@ def _peer_gone(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "explain; if the peer shows no error, test the link between the hosts (ping, ib_write_bw) and "
             "read the peer host's dmesg."
         )
-    if ctx.facts.get("no_other_failures") and any("peer_line" in h.facts for h in hits):
+    if no_other_rank_failed(ctx) and any("peer_line" in h.facts for h in hits):
         # torchrun says this was the only rank that failed: the peer exited without an error, mid-collective
         # (peer_ended_quietly below says the same for verdict.py)
         return (
@@ -974,18 +974,24 @@ def every_rank_waited(hits: list[Hit], ctx: Context) -> bool:
     return bool(story["all_waited"]) and not story["late"] and not story.get("stuck_s")
 
 
-def closed_by_a_timeout(by_kind: dict[str, list[Hit]]) -> str | None:
+def closed_by_a_timeout(by_kind: dict[str, list[Hit]], ctx: Context) -> str | None:
     """The timeout kind whose ranks, giving up on their collective, closed the connections that the peer's
     "Connection closed by peer" on the other ranks reports (None: no such pair). A rank that times out aborts and
-    its peers see their connections closed; a rank that died first prints no timeout of its own."""
+    its peers see their connections closed; a rank that died first prints no timeout of its own. Only where
+    every rank the log shows (its lines, torchrun's summary) either timed out or saw its connection closed: a
+    third rank, silent or killed, may have closed it by dying first (3 ranks: rank 2 killed, rank 1's connection
+    to it closed, rank 0 timed out waiting for both); one torchrun stopped (-15) was still running."""
     from torchdoctor.explain.ranks import hit_rank
 
     closed = {hit_rank(h) for h in by_kind.get("peer_closed", ())}
     if not closed or None in closed:
         return None
+    exits = ctx.facts.get("launcher_exits", {})
+    # (a rank torchrun stopped with SIGTERM was still running when the first failure ended the job: no closer)
+    known = (set(ctx.ranks) | set(exits)) - {r for r, code in exits.items() if code == -15}
     for kind in ("collective_timeout", "nccl_watchdog_timeout"):
         timed = {hit_rank(h) for h in by_kind.get(kind, ())}
-        if timed and None not in timed and not timed & closed:
+        if timed and None not in timed and not timed & closed and known <= timed | closed:
             return kind
     return None
 
@@ -994,7 +1000,14 @@ def peer_finished(hits: list[Hit], ctx: Context) -> bool:
     """True when torchrun's summary names no other failed rank beside the one whose peer closed the connection:
     the peer exited 0 (a signal or an error would be listed), so the cause is the call this rank made and the
     peer did not, at the line this rank waited at, not another rank's error to be found elsewhere."""
-    return bool(ctx.facts.get("no_other_failures")) and any("peer_line" in h.facts for h in hits)
+    return no_other_rank_failed(ctx) and any("peer_line" in h.facts for h in hits)
+
+
+def no_other_rank_failed(ctx: Context) -> bool:
+    """torchrun's summary says <NO_OTHER_FAILURES> and lists the job's ranks: not a node of a multi-node job
+    other than the first (a global rank that is not its local rank), whose torchrun names its own workers only,
+    so a peer on another node may have failed unlisted."""
+    return bool(ctx.facts.get("no_other_failures")) and not ctx.facts.get("launcher_other_nodes")
 
 
 def peer_ended_quietly(hits: list[Hit], ctx: Context) -> bool:
@@ -1003,7 +1016,7 @@ def peer_ended_quietly(hits: list[Hit], ctx: Context) -> bool:
     if not any("peer_line" in h.facts for h in hits):
         return False
     quiet = ctx.ranks - {h.rank for h in hits} - {None} - ctx.erring_ranks
-    return bool(ctx.facts.get("no_other_failures")) or bool(quiet and not ctx.cause_ranks)
+    return no_other_rank_failed(ctx) or bool(quiet and not ctx.cause_ranks)
 
 
 # The lines a peer's failure is read from: gloo's / NCCL's / the store's socket closed by the other side, and a
