@@ -68,6 +68,6 @@ def test_an_offload_device_deepspeed_does_not_take_names_the_ones_it_does():
     assert '"none" (or leaving the offload section out) keeps them on the accelerator' in lead.fix
 
 
-@pytest.mark.parametrize("name", ["none", "save"])
+@pytest.mark.parametrize("name", ["none", "save", "auto_zero3"])
 def test_a_run_that_finished_is_not_read_as_a_failure(name):
     assert all(f.status != "fail" for f in explain([str(RUNS / f"ds_{name}.txt")]))

@@ -135,7 +135,9 @@ def _string_for_number(raised: Raised) -> tuple[str, str]:
         "and accelerate replace it, from their own arguments, before DeepSpeed sees the config. Called directly "
         "(deepspeed.initialize(config=...), the deepspeed launcher), DeepSpeed takes the config as it is: write "
         "integers for train_batch_size, train_micro_batch_size_per_gpu and gradient_accumulation_steps (without "
-        "quotes), or leave out the one DeepSpeed can compute from the other two and the world size."
+        "quotes), or leave out the one DeepSpeed can compute from the other two and the world size. (Inside a "
+        'section, such as zero_optimization or fp16, DeepSpeed\'s config models (0.19.8 checked) drop "auto" and use '
+        "their defaults: the batch sizes at the top level, which DeepSpeed computes with, are the ones that fail.)"
     )
     return summary, fix
 
