@@ -51,8 +51,9 @@ def test_auto_given_to_deepspeed_itself_is_the_config_not_a_deepspeed_bug():
     assert "only the HF Trainer" in lead.fix and "write integers for train_batch_size" in lead.fix
 
 
-def test_a_misspelt_zero_key_names_the_key_it_was_meant_to_be():
-    lead = lead_of("misspelled")
+@pytest.mark.parametrize("name", ["misspelled", "misspelled_torchrun"])
+def test_a_misspelt_zero_key_names_the_key_it_was_meant_to_be(name):
+    lead = lead_of(name)
     assert lead.id == "log.deepspeed_config_mismatch", lead.summary
     assert lead.fix.startswith(
         '"overlap_com" is not a key of "zero_optimization": did you mean "overlap_comm"?'
