@@ -72,7 +72,7 @@ def deepspeed_refusal(raised: Raised) -> tuple[str, str] | None:
         or (raised.raised_in is not None and "/deepspeed/" in path and raised.raised_in.function in _CHECKS)
     )
     by_frame = raised.type in ("AssertionError", "ValueError", "DeepSpeedConfigError") and in_checks
-    if model is None and in_checks and raised.type == "TypeError" and _STRING_NUMBER.search(raised.message):
+    if model is None and string_for_number(raised):
         return _string_for_number(raised)
     if model is None and not by_frame and raised.type != "DeepSpeedConfigError":
         return None
@@ -120,6 +120,19 @@ _STRING_NUMBER = re.compile(r"'str' and '(?:int|float)'|'(?:int|float)' and 'str
 _EXTRA = re.compile(r"Extra inputs are not permitted|extra fields not permitted|type=extra_forbidden")
 # pydantic 2's refusal of a value outside an enum: "Input should be 'none', 'cpu' or 'nvme' [type=enum, ..."
 _ALLOWED = re.compile(r"Input should be (?P<allowed>.{1,200}?) \[type=(?:enum|literal_error)")
+
+
+def string_for_number(raised: Raised) -> bool:
+    """True where ``raised`` is a TypeError of DeepSpeed's config checks comparing a string with a number (a
+    config value written as a string: no other DeepSpeed release reads it as a number either)."""
+    if raised.type != "TypeError" or raised.raised_in is None or not _STRING_NUMBER.search(raised.message):
+        return False
+    path = raised.raised_in.file.replace("\\", "/")
+    return (
+        path.endswith(_CONFIG_FILES)
+        or bool(_CONFIG_FOLDER.search(path))
+        or ("/deepspeed/" in path and raised.raised_in.function in _CHECKS)
+    )
 
 
 def _string_for_number(raised: Raised) -> tuple[str, str]:
