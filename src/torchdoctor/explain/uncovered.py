@@ -46,8 +46,14 @@ def reading(raised: Raised, ctx: Context) -> Finding:
     if refused is not None:
         # DeepSpeed's config checks raised it (by its type or the frame): the config, not a DeepSpeed bug
         summary, fix = refused
-        details = likely_from(raised, "deepspeed_config_mismatch", alternatives=["log.dependency_version"])
-        summary = f"likely: {summary}; or a config written for another DeepSpeed release"
+        if config_checks.string_for_number(raised):  # a string where a number belongs: so in every release
+            details = likely_from(raised, "deepspeed_config_mismatch")
+            summary = f"likely: {summary}"
+        else:
+            details = likely_from(
+                raised, "deepspeed_config_mismatch", alternatives=["log.dependency_version"]
+            )
+            summary = f"likely: {summary}; or a config written for another DeepSpeed release"
         return Finding("log.deepspeed_config_mismatch", "fail", summary, details, fix)
     flattened = gather_shapes.flattened_objects(raised) or gather_shapes.emptied_by_old_accelerate(raised)
     if flattened is not None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.first_failure import Raised, cut
+from torchdoctor.explain.kinds import deepspeed_config_fields
 
 FAMILY = "a library refusing its settings"
 
@@ -65,11 +66,14 @@ def deepspeed_refusal(raised: Raised) -> tuple[str, str] | None:
         _ANY_MODEL.search(raised.message) if _through_deepspeed_config(raised) else None
     )
     path = raised.raised_in.file.replace("\\", "/") if raised.raised_in is not None else ""
-    by_frame = raised.type in ("AssertionError", "ValueError", "DeepSpeedConfigError") and (
+    in_checks = (
         path.endswith(_CONFIG_FILES)
         or bool(_CONFIG_FOLDER.search(path))
         or (raised.raised_in is not None and "/deepspeed/" in path and raised.raised_in.function in _CHECKS)
     )
+    by_frame = raised.type in ("AssertionError", "ValueError", "DeepSpeedConfigError") and in_checks
+    if model is None and string_for_number(raised):
+        return _string_for_number(raised)
     if model is None and not by_frame and raised.type != "DeepSpeedConfigError":
         return None
     detail = f" ({cut(raised.detail[0], 120)})" if raised.detail else ""
@@ -96,7 +100,9 @@ def deepspeed_refusal(raised: Raised) -> tuple[str, str] | None:
             "pip install -U accelerate) or by the training framework's own fill (upgrade it); or install "
             "deepspeed<0.15 (0.14.4), which accepted it."
         )
-    fix = (
+    said_fields = [line for name, reason in fields if (line := _field_fix(model["model"], name, reason))]
+    fix = "\n".join(said_fields) + "\n" if said_fields else ""
+    fix += (
         "DeepSpeed checks the config (the JSON file or dict given to deepspeed.initialize, or the one "
         "accelerate / the HF Trainer builds from it) when the engine starts; the message names the key. Either "
         "the config disagrees with the script or launcher (batch sizes against the number of GPUs, fp16/bf16 "
@@ -106,6 +112,81 @@ def deepspeed_refusal(raised: Raised) -> tuple[str, str] | None:
         "or install the DeepSpeed the project pins."
     )
     return summary, fix
+
+
+# a comparison of a str with a number raised in DeepSpeed's config checks ("'>' not supported between instances of
+# 'str' and 'int'"): a value of the config that is a string where a number belongs
+_STRING_NUMBER = re.compile(r"'str' and '(?:int|float)'|'(?:int|float)' and 'str'")
+_EXTRA = re.compile(r"Extra inputs are not permitted|extra fields not permitted|type=extra_forbidden")
+# pydantic 2's refusal of a value outside an enum: "Input should be 'none', 'cpu' or 'nvme' [type=enum, ..."
+_ALLOWED = re.compile(r"Input should be (?P<allowed>.{1,200}?) \[type=(?:enum|literal_error)")
+
+
+def string_for_number(raised: Raised) -> bool:
+    """True where ``raised`` is a TypeError of DeepSpeed's config checks comparing a string with a number (a
+    config value written as a string: no other DeepSpeed release reads it as a number either)."""
+    if raised.type != "TypeError" or raised.raised_in is None or not _STRING_NUMBER.search(raised.message):
+        return False
+    path = raised.raised_in.file.replace("\\", "/")
+    return (
+        path.endswith(_CONFIG_FILES)
+        or bool(_CONFIG_FOLDER.search(path))
+        or ("/deepspeed/" in path and raised.raised_in.function in _CHECKS)
+    )
+
+
+def _string_for_number(raised: Raised) -> tuple[str, str]:
+    """(summary, fix) for a TypeError of DeepSpeed's config checks comparing a string with a number: a config value
+    written as a string ("auto", or a number in quotes) where DeepSpeed computes with a number."""
+    where = f" ({raised.raised_in.function})" if raised.raised_in is not None else ""
+    summary = (
+        f"DeepSpeed's config check{where} met a string where it needs a number ({cut(raised.message, 120)}): a "
+        'value of the config written as "auto" or as a number in quotes'
+    )
+    fix = (
+        '"auto" is not a value DeepSpeed itself fills in: only the HF Trainer (TrainingArguments(deepspeed=...)) '
+        "and accelerate replace it, from their own arguments, before DeepSpeed sees the config. Called directly "
+        "(deepspeed.initialize(config=...), the deepspeed launcher), DeepSpeed takes the config as it is: write "
+        "integers for train_batch_size, train_micro_batch_size_per_gpu and gradient_accumulation_steps (without "
+        "quotes), or leave out the one DeepSpeed can compute from the other two and the world size. (Inside a "
+        'section, such as zero_optimization or fp16, DeepSpeed\'s config models (0.19.8 checked) drop "auto" and use '
+        "their defaults: the batch sizes at the top level, which DeepSpeed computes with, are the ones that fail.)"
+    )
+    return summary, fix
+
+
+def _field_fix(model: str, name: str, reason: str) -> str:
+    """What to write instead, for a field pydantic refused whose reason says it: a key the section does not
+    take (the key it most likely misspells), a value outside the ones it lists. Empty otherwise."""
+    key = name.split(".")[-1]
+    if _EXTRA.search(reason):
+        section = deepspeed_config_fields.section_of(model, name)
+        if section is None:
+            return ""
+        where, keys = section
+        close = deepspeed_config_fields.meant(key, keys)
+        if close is None:
+            return (
+                f'"{key}" is not a key of "{where}" (DeepSpeed {deepspeed_config_fields.RELEASE} takes '
+                f"{', '.join(keys[:12])}{', ...' if len(keys) > 12 else ''}): remove it, or find its name in the "
+                "config documentation of the installed release."
+            )
+        return (
+            f'"{key}" is not a key of "{where}": did you mean "{close}"? Spell it so in the config (a key DeepSpeed '
+            "does not know is refused, not ignored, inside this section)."
+        )
+    allowed = _ALLOWED.search(reason)
+    if allowed is None:
+        return ""
+    value = _INPUT_VALUE.search(reason)
+    given = f" and the config gives {value['value']}" if value else ""
+    fix = f"{name} takes only {allowed['allowed']}{given}: write one of those."
+    if key == "device" and value and value["value"].strip("'\"").lower() in ("gpu", "cuda", "xpu", "npu"):
+        fix += (
+            ' Offloading moves the values off the accelerator: "cpu" (or "nvme" with nvme_path) offloads them, '
+            '"none" (or leaving the offload section out) keeps them on the accelerator.'
+        )
+    return fix
 
 
 def _fields(detail: list[str]) -> list[tuple[str, str]]:

@@ -215,6 +215,13 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             'three values in the DeepSpeed JSON to "auto" (with the HF Trainer / accelerate, which fill them '
             "in), or leave train_batch_size out so DeepSpeed computes it, or recompute it for this world size."
         )
+        sizes = (facts.get("micro_batch", ""), facts.get("grad_acc", ""), facts.get("world_size", ""))
+        if all(str(n).strip().isdigit() for n in sizes):
+            micro, acc, world = (int(str(n).strip()) for n in sizes)
+            fix += (
+                f" With these values: train_batch_size {micro * acc * world} ({micro} x {acc} x {world}), or keep "
+                f"{facts['train_batch']} and change the micro batch or the accumulation steps to match."
+            )
         return summary, fix
     if facts.get("mp_arg"):
         summary = (
