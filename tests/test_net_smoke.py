@@ -310,3 +310,31 @@ def test_detail_on_one_rank_follows_a_failure_it_cannot_cause():
     found = verdicts(states, 2, 6)
     assert [f.id for f in found][:2] == ["net.crash", "net.settings"], [f.summary for f in found]
     assert found[1].status == "warn" and "not what failed here" in found[1].summary, found[1].summary
+
+
+def test_a_store_connection_lost_after_rank_0s_own_init_failed_is_not_the_crash_named():
+    """Under load a slower rank may still read the store ("joined") when rank 0, which hosts it, fails its own gloo
+    init and exits: that rank's "Connection reset by peer" follows from rank 0's error, which is the one named
+    (seen in a loaded CI run of test_broken_setups' interface without an address, 2026-12-04)."""
+    from torchdoctor.net.rank_state import RankError, RankState
+    from torchdoctor.net.verdicts import verdicts
+
+    states = {
+        rank: RankState(rank, 2, rank, "vm", "fork", backend="gloo", interfaces=["lo", "na1"])
+        for rank in (0, 1)
+    }
+    states[0].stage = "init"
+    states[0].error = RankError(
+        "RuntimeError",
+        "[enforce fail at /pytorch/third_party/gloo/gloo/transport/tcp/device.cc:84] ifa != nullptr. "
+        "Unable to find address for: na1",
+        "init",
+    )
+    states[1].stage = "joined"
+    states[1].error = RankError("DistNetworkError", "Connection reset by peer", "joined")
+    found = verdicts(states, 2, 20)
+    assert found[0].id == "net.collective", [f.summary for f in found]
+    assert "network interface 'na1' is here but has no IP address" in found[0].summary, found[0].summary
+    assert not any("crashed" in f.summary or "Connection reset" in f.summary for f in found), [
+        f.summary for f in found
+    ]

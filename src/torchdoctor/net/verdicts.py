@@ -129,6 +129,14 @@ def verdicts(
 
 # what a rank stalled on: a collective (init's included) that did not return, or a run stopped unfinished
 _STALLS = frozenset({"net.collective", "net.slow", "net.smoke"})
+# a rank's connection to the store dropped because the rank hosting it (rank 0) exited: under load rank 0 can fail
+# its own init and exit while a slower peer still reads the store ("joined"), whose error is then a consequence
+_LOST_STORE = re.compile(r"Connection reset by peer|Connection closed by peer|Broken pipe|Connection refused")
+
+
+def _lost_store(error) -> bool:
+    """Whether a rank's error is its connection to the store dropping, not a fault of its own."""
+    return error.stage in ("joined", "store") and bool(_LOST_STORE.search(f"{error.type}: {error.message}"))
 
 
 def _crashes(states, failed, hosts) -> list[Finding]:
@@ -137,7 +145,7 @@ def _crashes(states, failed, hosts) -> list[Finding]:
         error = state.error
         if error is None or state.missing or state.stuck or state.wrong:
             continue
-        if error.stage in COLLECTIVE_STAGES or error.stage == "store":
+        if error.stage in COLLECTIVE_STAGES or error.stage == "store" or _lost_store(error):
             continue  # a communication failure, judged below
         findings.append(
             Finding(
@@ -369,6 +377,8 @@ def _other_errors(states, hosts) -> list[Finding]:
     for rank, state in sorted(states.items()):
         if state.error is not None:
             groups.setdefault((state.error.stage, state.error.message), []).append(rank)
+    own = {key: ranks for key, ranks in groups.items() if not _lost_store(states[ranks[0]].error)}
+    groups = own or groups  # a lost store beside a rank's own error follows from it (the store's host exited)
     findings = []
     for (stage, _message), ranks in groups.items():
         error = states[ranks[0]].error
