@@ -86,8 +86,8 @@ MINORS = {
     "horovod": [f"0.{m}" for m in range(13, 29) if f"0.{m}" != "0.17"],
     # webdataset's 0.1 line renamed its API within the minor (ShardList and WebDataset(splitter=) are in 0.1.62,
     # gone in 0.1.73, webdataset/webdataset#219), so its patches on either side are read; then 0.2 (the v2 API,
-    # nodesplitter=) at its first and last patch, and 1.0
-    "webdataset": ["0.1.62", "0.1.73", "0.1.103", "0.2.4", "0.2", "1.0"],
+    # nodesplitter=) at its first, two middle and its last patch, and 1.0
+    "webdataset": ["0.1.62", "0.1.73", "0.1.103", "0.2.4", "0.2.48", "0.2.86", "0.2", "1.0"],
 }
 # minors inside a package's range that were never released (PyPI's release history), written to the table as
 # '#unreleased' lines so that a fix says "came in horovod 0.18" and pins '<0.18' across the gap, where an unread
