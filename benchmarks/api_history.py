@@ -408,9 +408,13 @@ SET_AT_IMPORT = {
 # Replacements the removing release's own deprecation text names (read in the last wheel that has the name):
 HAND = {
     # webdataset 0.1.73 dropped ShardList for SimpleShardList (its README's multinode example); the package printed
-    # no deprecation, its maintainer named the new name (webdataset/webdataset#219: "ShardList is now called
-    # SimpleShardList")
-    ("webdataset", "ShardList"): "wds.SimpleShardList",
+    # no deprecation, its maintainer named the new names (webdataset/webdataset#219: "ShardList is now called
+    # SimpleShardList, and splitter is now called nodesplitter")
+    # SimpleShardList, and 0.1's ShardList(urls, splitter=...) / WebDataset(splitter=...) as 2's nodesplitter
+    ("webdataset", "ShardList"): (
+        "wds.SimpleShardList (a node split: wds.DataPipeline(wds.SimpleShardList(urls), wds.split_by_node, ...) "
+        "or wds.WebDataset(urls, nodesplitter=wds.split_by_node))"
+    ),
     # transformers/optimization.py (4.x until 4.46): "This implementation of AdamW is deprecated ... Use the
     # PyTorch implementation torch.optim.AdamW instead"
     ("transformers", "AdamW"): "torch.optim.AdamW",
