@@ -84,6 +84,10 @@ MINORS = {
     ],
     # horovod.torch from 0.13 (mid-2018) to 0.28, its last minor (no 0.17: UNRELEASED)
     "horovod": [f"0.{m}" for m in range(13, 29) if f"0.{m}" != "0.17"],
+    # webdataset's 0.1 line renamed its API within the minor (ShardList and WebDataset(splitter=) are in 0.1.62,
+    # gone in 0.1.73, webdataset/webdataset#219), so its patches on either side are read; then 0.2 (the v2 API,
+    # nodesplitter=) at its first, two middle and its last patch, and 1.0
+    "webdataset": ["0.1.62", "0.1.73", "0.1.103", "0.2.4", "0.2.48", "0.2.86", "0.2", "1.0"],
 }
 # minors inside a package's range that were never released (PyPI's release history), written to the table as
 # '#unreleased' lines so that a fix says "came in horovod 0.18" and pins '<0.18' across the gap, where an unread
@@ -315,6 +319,7 @@ MODULES = {
         "segmentation_models_pytorch.utils",
     ],
     "horovod": ["horovod", "horovod.torch", "horovod.torch.functions", "horovod.torch.mpi_ops"],
+    "webdataset": ["webdataset"],
 }
 # generated stubs whose names a module copies into itself at import (torch/__init__.py: for name in
 # dir(_C._VariableFunctions): ... globals()[name] = obj)
@@ -402,6 +407,14 @@ SET_AT_IMPORT = {
 
 # Replacements the removing release's own deprecation text names (read in the last wheel that has the name):
 HAND = {
+    # webdataset 0.1.73 dropped ShardList for SimpleShardList (its README's multinode example); the package printed
+    # no deprecation, its maintainer named the new names (webdataset/webdataset#219: "ShardList is now called
+    # SimpleShardList, and splitter is now called nodesplitter")
+    # SimpleShardList, and 0.1's ShardList(urls, splitter=...) / WebDataset(splitter=...) as 2's nodesplitter
+    ("webdataset", "ShardList"): (
+        "wds.SimpleShardList (a node split: wds.DataPipeline(wds.SimpleShardList(urls), wds.split_by_node, ...) "
+        "or wds.WebDataset(urls, nodesplitter=wds.split_by_node))"
+    ),
     # transformers/optimization.py (4.x until 4.46): "This implementation of AdamW is deprecated ... Use the
     # PyTorch implementation torch.optim.AdamW instead"
     ("transformers", "AdamW"): "torch.optim.AdamW",

@@ -515,3 +515,29 @@ def test_the_fix_names_the_name_it_pins_or_upgrades_for():
         "(/usr/local/lib/python3.8/dist-packages/transformers/__init__.py)\n"
     )
     assert "Upgrade to a release that has transformers.Qwen2ForCausalLM" in added.fix
+
+
+def test_webdataset_shardlist_renamed_as_the_train_file_prints_it():
+    # corpus train 7568 (webdataset/webdataset#219): code from the 0.1 multinode example under webdataset 2; the
+    # maintainer: "ShardList is now called SimpleShardList". The release tables read 0.1.62 (the last with it) and
+    # 0.1.73 (without it)
+    log = (
+        "AttributeError: module 'webdataset' has no attribute 'ShardList'\n[...]\n"
+        "ValueError: you need to add an explicit nodesplitter to your input pipeline for multi-node training\n[...]\n"
+        "TypeError: __init__() got an unexpected keyword argument 'splitter'"
+    )
+    leads_with(
+        log, "dependency_version", "certain", ["webdataset.ShardList", "0.1.73", "wds.SimpleShardList"]
+    )
+
+
+def test_webdataset_shardlist_in_a_traceback():
+    # the line as CPython prints it under a script's frame
+    leads_with(
+        'Traceback (most recent call last):\n  File "train.py", line 12, in <module>\n'
+        "    urls = wds.ShardList(urls, splitter=wds.split_by_node)\n"
+        "AttributeError: module 'webdataset' has no attribute 'ShardList'",
+        "dependency_version",
+        "certain",
+        ["webdataset==0.1.62", "wds.SimpleShardList"],
+    )

@@ -509,3 +509,27 @@ def test_a_keyword_the_release_that_took_kwargs_says_nothing_of_is_not_read():
         "TypeError: DistributedLossWrapper.forward() got an unexpected keyword argument 'embeddings'\n"
     )
     assert "pytorch-metric-learning" not in found.fix
+
+
+def test_webdataset_splitter_keyword_gone_in_0_1_73():
+    # webdataset/webdataset#219 (corpus train 7568): WebDataset(splitter=...) of the 0.1 multinode example; the
+    # releases read have it in 0.1.62 and not from 0.1.73. datasets defines a WebDataset too (its '#namesakes'
+    # line), so CPython 3.10's qualified line is likely, the release named
+    leads_with(
+        "TypeError: WebDataset.__init__() got an unexpected keyword argument 'splitter'",
+        "dependency_version",
+        "likely",
+        ["splitter=", "webdataset 0.1.73", "webdataset==0.1.62"],
+    )
+
+
+def test_webdataset_splitter_bare_init_with_the_call_line():
+    # before 3.10 CPython prints a bare __init__(): the traceback's call line names the class
+    leads_with(
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n'
+        "    ds = wds.WebDataset(urls, splitter=wds.split_by_node)\n"
+        "TypeError: __init__() got an unexpected keyword argument 'splitter'",
+        "dependency_version",
+        "likely",
+        ["webdataset 0.1.73", "webdataset==0.1.62"],
+    )

@@ -54,13 +54,13 @@ COMPILED_BEFORE = frozenset({("numpy.core._multiarray_umath", "")})
 PACKAGES = (
     "numpy|transformers|huggingface_hub|accelerate|peft|datasets|torch|pytorch_lightning|lightning|deepspeed|trl|"
     "diffusers|torchvision|torchaudio|torchtext|timm|bitsandbytes|sentence_transformers|torchmetrics|"
-    "pytorch_pretrained_bert|segmentation_models_pytorch|horovod"
+    "pytorch_pretrained_bert|segmentation_models_pytorch|horovod|webdataset"
 )
 # those versions.py's own list of libraries does not name: their missing names and modules are this kind too (the
 # others' lines, torch._C's exclusion with them, are versions.py's)
 NOT_IN_LIBRARIES = (
     "numpy|huggingface_hub|torchtext|sentence_transformers|pytorch_pretrained_bert|segmentation_models_pytorch|"
-    "horovod"
+    "horovod|webdataset"
 )
 IN_TABLE = (
     rf"(?<!initialized )module '(?:{NOT_IN_LIBRARIES})(?:\.[\w.]{{1,150}})?' has no attribute '\w{{1,100}}'|"

@@ -1409,6 +1409,34 @@ CONCURRENT_CHECKPOINT_WRITE = Recogniser(
 )
 
 
+# datasets writing its Arrow cache (datasets/builder.py, arrow_writer.py, arrow_dataset.py's map; datasets/config.py:
+# HF_DATASETS_CACHE, else $HF_HOME/datasets, else $XDG_CACHE_HOME/huggingface/datasets, ~/.cache/huggingface/datasets)
+# or huggingface_hub downloading into its cache (huggingface_hub/file_download.py; constants.py: HF_HUB_CACHE, else
+# $HF_HOME/hub; transformers' TRANSFORMERS_CACHE in its older releases): the full disk is the cache's, not a save's
+_DATASETS_CACHE_FULL = (
+    "datasets writes its Arrow cache (every load_dataset's prepared data, every map's result) under "
+    "~/.cache/huggingface/datasets unless told otherwise, often a small system disk: point it at a disk with room "
+    "(export HF_DATASETS_CACHE=/data/hf_datasets, or HF_HOME for all Hugging Face caches; load_dataset(..., "
+    "cache_dir=...) for one dataset) and clear the old caches (delete the dataset folders under "
+    "~/.cache/huggingface/datasets, or dataset.cleanup_cache_files(); the downloaded repositories under "
+    "~/.cache/huggingface/hub: hf cache ls / hf cache rm, huggingface-cli scan-cache / delete-cache before "
+    "huggingface_hub 1.0). df -h <dir> shows the room left; under several nodes each writes its own cache."
+)
+_HUB_CACHE_FULL = (
+    "huggingface_hub downloads models and datasets into ~/.cache/huggingface/hub unless told otherwise, often a "
+    "small system disk: point it at a disk with room (export HF_HUB_CACHE=/data/hf_hub, or HF_HOME for all Hugging "
+    "Face caches; TRANSFORMERS_CACHE in older transformers; from_pretrained(..., cache_dir=...) for one model) and "
+    "clear old downloads (hf cache ls / hf cache rm; huggingface-cli scan-cache / delete-cache before "
+    "huggingface_hub 1.0). df -h <dir> shows the room left; an interrupted download leaves *.incomplete files "
+    "under the cache's blobs/ folders."
+)
+DATASETS_CACHE = R(
+    r"(?P<saw_datasets_cache>datasets[/\\](?:builder|arrow_writer|arrow_dataset|fingerprint)\.py|"
+    r"\.cache[/\\]huggingface[/\\]datasets\b)"
+)
+HUB_CACHE = R(r"(?P<saw_hub_cache>huggingface_hub[/\\]file_download\.py|\.cache[/\\]huggingface[/\\]hub\b)")
+
+
 def _disk_full(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
     if facts.get("enospc"):
@@ -1420,6 +1448,14 @@ def _disk_full(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     else:
         what = f"writing {facts['entry']} failed" if facts.get("entry") else facts.get("pos", "a short write")
         summary = f"torch.save's archive writer stopped part-way ({what}): most often a full disk or quota"
+    if facts.get("enospc") and "saw_datasets_cache" in ctx.facts:
+        summary = f"writing datasets' cache failed: {facts['enospc']} (the filesystem it is on is full or over quota)"
+        return summary + on_ranks(hits), _DATASETS_CACHE_FULL
+    if facts.get("enospc") and "saw_hub_cache" in ctx.facts:
+        summary = (
+            f"a Hugging Face download failed: {facts['enospc']} (the filesystem its cache is on is full)"
+        )
+        return summary + on_ranks(hits), _HUB_CACHE_FULL
     fix = (
         "The save ran out of space: check the free space (and the quota) where it writes, on every node (df -h "
         "<dir>; quota -s; a shared Lustre/NFS filesystem can refuse writes on one full storage target while its "
@@ -1523,6 +1559,13 @@ CONTEXT = (
     ),
     ("module.base_model.model.", LEADING_MODULE),
     ("serialization.py", TORCH_LOAD),
+    *(
+        (literal, DATASETS_CACHE)
+        for literal in ("builder.py", "arrow_writer.py", "arrow_dataset.py", "fingerprint.py")
+    ),
+    ("huggingface/datasets", DATASETS_CACHE),
+    ("file_download.py", HUB_CACHE),
+    ("huggingface/hub", HUB_CACHE),
     ("torch.load(", TORCH_LOAD),
 )
 # the kernel's overlayfs (Documentation/filesystems/overlayfs.rst, "Renaming directories"): a directory of a lower
