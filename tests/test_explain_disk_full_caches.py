@@ -66,3 +66,15 @@ def test_a_checkpoint_save_keeps_the_checkpoint_advice():
         "certain",
         ["save_total_limit"],
     )
+
+
+def test_pips_install_on_a_full_disk_names_pips_folders_not_a_checkpoint():
+    # pip's src/pip/_internal/commands/install.py wraps the OSError in its own words (build_tools.tsv's
+    # error-could-not-install-packages-due and -3, the older EnvironmentError wording)
+    for wording in ("OSError", "EnvironmentError"):
+        found = explained(
+            f"ERROR: Could not install packages due to an {wording}: [Errno 28] No space left on device\n"
+        )
+        assert found.id == "log.disk_full", found.summary
+        assert "pip's install failed" in found.summary and "checkpoint" not in found.fix, found.fix
+        assert "TMPDIR" in found.fix and "pip cache purge" in found.fix

@@ -1448,6 +1448,16 @@ def _disk_full(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     else:
         what = f"writing {facts['entry']} failed" if facts.get("entry") else facts.get("pos", "a short write")
         summary = f"torch.save's archive writer stopped part-way ({what}): most often a full disk or quota"
+    if facts.get("enospc") and facts.get("pip_install"):
+        return (
+            f"pip's install failed: {facts['enospc']} (the filesystem it builds and unpacks on is full or over quota)"
+            + on_ranks(hits),
+            "pip unpacks and builds in the temporary folder (TMPDIR) and keeps wheels in its cache (~/.cache/pip): "
+            "check their free space (df -h /tmp ~/.cache/pip), then `pip cache purge`, install with "
+            "--no-cache-dir, or point TMPDIR (and PIP_CACHE_DIR) at a disk with room: TMPDIR=/big/tmp pip install "
+            "... A container's small writable layer or /tmp on tmpfs is the usual culprit for torch's and CUDA's "
+            "large wheels.",
+        )
     if facts.get("enospc") and "saw_datasets_cache" in ctx.facts:
         summary = f"writing datasets' cache failed: {facts['enospc']} (the filesystem it is on is full or over quota)"
         return summary + on_ranks(hits), _DATASETS_CACHE_FULL
@@ -1487,8 +1497,12 @@ DISK_FULL = Recogniser(
         "torch_native:pytorchstreamwriter-failed-writing-file",
         "torch_native:pytorchstreamwriter-unexpected-pos",
         "torch_native:pytorchstreamwriter-cannot-be-opened",
+        # pip's own words around the same OSError (its install failing on a full disk: the same fix, room)
+        "build_tools:error-could-not-install-packages-due",
+        "build_tools:error-could-not-install-packages-due-3",
     ),
     match=R(
+        r"(?P<pip_install>Could not install packages due to an (?:OSError|EnvironmentError): )?"
         r"(?P<enospc>\[Errno (?:28|122)\] (?:No space left on device|Disk quota exceeded)|"
         r"No space left on device|Disk quota exceeded)|"
         r"PytorchStreamWriter failed writing file (?P<entry>[\w./-]{1,200}): file write failed|"
