@@ -112,3 +112,18 @@ def test_a_key_of_another_section_names_that_section():
     )
     assert "did you mean" not in lead.fix, lead.fix
     assert "but of 'zero_optimization.offload_optimizer'" in lead.fix, lead.fix
+
+
+def test_auto_unfilled_under_the_trainer_says_what_they_fill():
+    # "auto" reaching _batch_assertion through transformers and accelerate: they were there, so "only the HF
+    # Trainer and accelerate replace it" alone would send the user to the tools already in use
+    lead = explain_text(
+        "Traceback (most recent call last):\n"
+        f'  File "{SITE}/transformers/trainer.py", line 2000, in _inner_training_loop\n'
+        f'  File "{SITE}/accelerate/accelerator.py", line 1500, in _prepare_deepspeed\n'
+        f'  File "{SITE}/deepspeed/runtime/config.py", line 900, in _batch_assertion\n'
+        "TypeError: '>' not supported between instances of 'str' and 'int'\n"
+    )
+    assert lead.id == "log.deepspeed_config_mismatch", lead.summary
+    assert "runs through accelerate and transformers, yet the value reached DeepSpeed unfilled" in lead.fix
+    assert "runs through" not in lead_of("auto").fix  # the recording called deepspeed.initialize itself

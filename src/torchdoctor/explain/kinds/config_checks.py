@@ -152,7 +152,23 @@ def _string_for_number(raised: Raised) -> tuple[str, str]:
         'section, such as zero_optimization or fp16, DeepSpeed\'s config models (0.19.8 checked) drop "auto" and use '
         "their defaults: the batch sizes at the top level, which DeepSpeed computes with, are the ones that fail.)"
     )
+    fillers = sorted(
+        {m["package"] for f in raised.frames if (m := _FILLER.search(f.file.replace("\\", "/")))}
+    )
+    if fillers:
+        fix += (
+            f" The traceback runs through {' and '.join(fillers)}, yet the value reached DeepSpeed unfilled: they "
+            "fill only the config they were given (TrainingArguments(deepspeed=...), accelerate's "
+            "deepspeed_config_file or DeepSpeedPlugin), and only from arguments they hold; a config dict handed to "
+            "deepspeed.initialize by other code (a second engine, a reference or reward model's) is not filled: "
+            "give that one integers."
+        )
     return summary, fix
+
+
+# the libraries that fill "auto" before DeepSpeed reads the config (transformers' integrations/deepspeed.py,
+# accelerate's utils/deepspeed.py) and those that build engines from their config (trl)
+_FILLER = re.compile(r"/(?P<package>transformers|accelerate|trl)/")
 
 
 def _field_fix(model: str, name: str, reason: str) -> str:
