@@ -407,6 +407,13 @@ def _other_errors(states, hosts) -> list[Finding]:
                     f"ip addr add <address>/<prefix> dev {named} && ip link set {named} up   # give it its address\n"
                     + fix
                 )
+        if _lost_store(error) and 0 not in ranks:
+            # the store lives in rank 0's process: its connection dropping is most often that process ending
+            fix = (
+                "The store these ranks lost is served by rank 0's process: look first at how rank 0 ended (its "
+                "own output, its exit code, dmesg for the OOM killer); a network at fault is the rarer cause.\n"
+                + fix
+            )
         findings.append(
             Finding(
                 "net.collective",
