@@ -354,3 +354,26 @@ def test_a_lost_store_connection_that_is_the_only_error_is_still_named_with_rank
     found = verdicts(states, 2, 20)
     assert found[0].status == "fail" and "Connection reset by peer" in found[0].summary, found[0].summary
     assert "how rank 0 ended" in found[0].fix, found[0].fix
+
+
+def test_a_lost_store_beside_rank_0_only_waiting_for_it_leads():
+    """Rank 0's error only says it waited (its store timed out waiting for the clients): no fault of its own that
+    the lost connection could follow from, so rank 1's lost store leads and rank 0's wait comes after it."""
+    from torchdoctor.net.rank_state import RankError, RankState
+    from torchdoctor.net.verdicts import verdicts
+
+    states = {
+        rank: RankState(rank, 2, rank, "vm", "fork", backend="gloo", interfaces=["lo"]) for rank in (0, 1)
+    }
+    states[0].stage, states[1].stage = "init", "joined"
+    states[0].error = RankError(
+        "DistStoreError", "Timed out after 20 seconds waiting for clients. 1/2 clients joined.", "init"
+    )
+    states[1].error = RankError(
+        "DistNetworkError",
+        "The client socket has failed to connect to [vm]:29500 (errno: 111 - Connection refused).",
+        "joined",
+    )
+    found = verdicts(states, 2, 20)
+    assert "on rank 1 " in found[0].summary and "Connection refused" in found[0].summary, found[0].summary
+    assert any("waiting for clients" in f.summary for f in found[1:]), [f.summary for f in found]
