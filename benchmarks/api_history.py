@@ -410,10 +410,12 @@ HAND = {
     # webdataset 0.1.73 dropped ShardList for SimpleShardList (its README's multinode example); the package printed
     # no deprecation, its maintainer named the new names (webdataset/webdataset#219: "ShardList is now called
     # SimpleShardList, and splitter is now called nodesplitter")
-    # SimpleShardList, and 0.1's ShardList(urls, splitter=...) / WebDataset(splitter=...) as 2's nodesplitter
+    # SimpleShardList, and 0.1's ShardList(urls, splitter=...) / WebDataset(splitter=...) as 2's nodesplitter;
+    # the wheels: DataPipeline and split_by_node from 0.1.103, WebDataset(nodesplitter=) from 0.2.4 (0.1.73 and
+    # 0.1.103's WebDataset function takes no node splitter)
     ("webdataset", "ShardList"): (
         "wds.SimpleShardList (a node split: wds.DataPipeline(wds.SimpleShardList(urls), wds.split_by_node, ...) "
-        "or wds.WebDataset(urls, nodesplitter=wds.split_by_node))"
+        "from 0.1.103, or wds.WebDataset(urls, nodesplitter=wds.split_by_node) from 0.2.4; 0.1.73 has neither)"
     ),
     # transformers/optimization.py (4.x until 4.46): "This implementation of AdamW is deprecated ... Use the
     # PyTorch implementation torch.optim.AdamW instead"

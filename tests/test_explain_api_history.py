@@ -541,3 +541,12 @@ def test_webdataset_shardlist_in_a_traceback():
         "certain",
         ["webdataset==0.1.62", "wds.SimpleShardList"],
     )
+
+
+def test_webdataset_shardlists_replacement_names_the_releases_its_node_split_needs():
+    # the wheels: 0.1.73's and 0.1.103's WebDataset() take no nodesplitter= (back in 0.2.4's class), 0.1.73 has no
+    # DataPipeline or split_by_node (0.1.103 has): the replacement says from which release each form works
+    fix = explained("AttributeError: module 'webdataset' has no attribute 'ShardList'\n").fix
+    assert (
+        "wds.split_by_node, ...) from 0.1.103" in fix and "nodesplitter=wds.split_by_node) from 0.2.4" in fix
+    ), fix

@@ -78,3 +78,35 @@ def test_pips_install_on_a_full_disk_names_pips_folders_not_a_checkpoint():
         assert found.id == "log.disk_full", found.summary
         assert "pip's install failed" in found.summary and "checkpoint" not in found.fix, found.fix
         assert "TMPDIR" in found.fix and "pip cache purge" in found.fix
+
+
+def test_a_checkpoint_save_after_the_caches_were_named_keeps_the_checkpoint_advice():
+    # "Found cached dataset ..." and "loading weights file ..." name the caches' paths at the start of most Hugging
+    # Face runs: a save's full disk later in the same log is the save's, not the caches'
+    for head in (
+        "Found cached dataset json (/root/.cache/huggingface/datasets/json/default-1/0.0.0/abc)\n",
+        "loading weights file /root/.cache/huggingface/hub/models--gpt2/snapshots/x/model.safetensors\n",
+        f"{SITE}/datasets/arrow_dataset.py:1533: FutureWarning: something deprecated\n",
+    ):
+        found = explained(
+            head + "Traceback (most recent call last):\n"
+            f'  File "{SITE}/transformers/trainer.py", line 2400, in _save_checkpoint\n'
+            f'  File "{SITE}/safetensors/torch.py", line 286, in save_file\n'
+            "OSError: [Errno 28] No space left on device: '/out/checkpoint-500/model.safetensors'\n"
+        )
+        assert found.id == "log.disk_full", found.summary
+        assert "datasets" not in found.summary and "Hugging Face download" not in found.summary, found.summary
+        assert "HF_DATASETS_CACHE" not in found.fix and "HF_HUB_CACHE" not in found.fix, found.fix
+
+
+def test_the_path_on_the_error_line_outweighs_a_datasets_frame():
+    # datasets' frames above, but the OSError names the file it could not write: a checkpoint's, outside the cache
+    found = explained(
+        "Traceback (most recent call last):\n"
+        f'  File "{SITE}/datasets/arrow_dataset.py", line 3000, in map\n'
+        "    return fn(batch)\n"
+        '  File "train.py", line 40, in tokenize\n'
+        "    torch.save(state, path)\n"
+        "OSError: [Errno 28] No space left on device: '/out/step-100.pt'\n"
+    )
+    assert "datasets' cache" not in found.summary and "HF_DATASETS_CACHE" not in found.fix, found.summary

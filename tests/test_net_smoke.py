@@ -338,3 +338,42 @@ def test_a_store_connection_lost_after_rank_0s_own_init_failed_is_not_the_crash_
     assert not any("crashed" in f.summary or "Connection reset" in f.summary for f in found), [
         f.summary for f in found
     ]
+
+
+def test_a_lost_store_connection_that_is_the_only_error_is_still_named_with_rank_0_first_to_look_at():
+    """The other side of the lost-store rule: rank 0 (the store's host) gone without a word of its own (killed),
+    rank 1's "Connection reset by peer" is the only error and is still named, its fix sending the user to rank 0."""
+    from torchdoctor.net.rank_state import RankError, RankState
+    from torchdoctor.net.verdicts import verdicts
+
+    states = {
+        rank: RankState(rank, 2, rank, "vm", "fork", backend="gloo", interfaces=["lo"]) for rank in (0, 1)
+    }
+    states[0].stage = states[1].stage = "joined"
+    states[1].error = RankError("DistNetworkError", "Connection reset by peer", "joined")
+    found = verdicts(states, 2, 20)
+    assert found[0].status == "fail" and "Connection reset by peer" in found[0].summary, found[0].summary
+    assert "how rank 0 ended" in found[0].fix, found[0].fix
+
+
+def test_a_lost_store_beside_rank_0_only_waiting_for_it_leads():
+    """Rank 0's error only says it waited (its store timed out waiting for the clients): no fault of its own that
+    the lost connection could follow from, so rank 1's lost store leads and rank 0's wait comes after it."""
+    from torchdoctor.net.rank_state import RankError, RankState
+    from torchdoctor.net.verdicts import verdicts
+
+    states = {
+        rank: RankState(rank, 2, rank, "vm", "fork", backend="gloo", interfaces=["lo"]) for rank in (0, 1)
+    }
+    states[0].stage, states[1].stage = "init", "joined"
+    states[0].error = RankError(
+        "DistStoreError", "Timed out after 20 seconds waiting for clients. 1/2 clients joined.", "init"
+    )
+    states[1].error = RankError(
+        "DistNetworkError",
+        "The client socket has failed to connect to [vm]:29500 (errno: 111 - Connection refused).",
+        "joined",
+    )
+    found = verdicts(states, 2, 20)
+    assert "on rank 1 " in found[0].summary and "Connection refused" in found[0].summary, found[0].summary
+    assert any("waiting for clients" in f.summary for f in found[1:]), [f.summary for f in found]

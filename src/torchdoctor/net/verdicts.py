@@ -134,6 +134,11 @@ _STALLS = frozenset({"net.collective", "net.slow", "net.smoke"})
 _LOST_STORE = re.compile(r"Connection reset by peer|Connection closed by peer|Broken pipe|Connection refused")
 
 
+# an error that only says a rank waited too long (the store's "waiting for clients", a collective's timeout): a
+# victim's, never a cause that a lost store follows from
+_WAITED = re.compile(r"[Tt]imed out|[Tt]imeout|waiting for clients")
+
+
 def _lost_store(error) -> bool:
     """Whether a rank's error is its connection to the store dropping, not a fault of its own."""
     return error.stage in ("joined", "store") and bool(_LOST_STORE.search(f"{error.type}: {error.message}"))
@@ -377,8 +382,14 @@ def _other_errors(states, hosts) -> list[Finding]:
     for rank, state in sorted(states.items()):
         if state.error is not None:
             groups.setdefault((state.error.stage, state.error.message), []).append(rank)
-    own = {key: ranks for key, ranks in groups.items() if not _lost_store(states[ranks[0]].error)}
-    groups = own or groups  # a lost store beside a rank's own error follows from it (the store's host exited)
+    own = {
+        key: ranks
+        for key, ranks in groups.items()
+        if not _lost_store(states[ranks[0]].error) and not _WAITED.search(states[ranks[0]].error.message)
+    }
+    # a lost store beside a rank's own error follows from it (the store's host exited); beside a wait that timed
+    # out (rank 0 waiting for the clients that lost it) both are kept, the lost store first
+    groups = own or dict(sorted(groups.items(), key=lambda item: not _lost_store(states[item[1][0]].error)))
     findings = []
     for (stage, _message), ranks in groups.items():
         error = states[ranks[0]].error
@@ -407,6 +418,13 @@ def _other_errors(states, hosts) -> list[Finding]:
                     f"ip addr add <address>/<prefix> dev {named} && ip link set {named} up   # give it its address\n"
                     + fix
                 )
+        if _lost_store(error) and 0 not in ranks:
+            # the store lives in rank 0's process: its connection dropping is most often that process ending
+            fix = (
+                "The store these ranks lost is served by rank 0's process: look first at how rank 0 ended (its "
+                "own output, its exit code, dmesg for the OOM killer); a network at fault is the rarer cause.\n"
+                + fix
+            )
         findings.append(
             Finding(
                 "net.collective",

@@ -1430,11 +1430,17 @@ _HUB_CACHE_FULL = (
     "huggingface_hub 1.0). df -h <dir> shows the room left; an interrupted download leaves *.incomplete files "
     "under the cache's blobs/ folders."
 )
+# a frame of the traceback (File "..."), not any mention: "Found cached dataset ... (~/.cache/huggingface/datasets/
+# ...)" and "loading weights file ~/.cache/huggingface/hub/..." open most Hugging Face logs whose checkpoint save
+# may fill the disk later; a path printed with the OSError itself is read from the error line (enospc_path)
 DATASETS_CACHE = R(
-    r"(?P<saw_datasets_cache>datasets[/\\](?:builder|arrow_writer|arrow_dataset|fingerprint)\.py|"
-    r"\.cache[/\\]huggingface[/\\]datasets\b)"
+    r'File "?[^"\s]{0,300}(?P<saw_datasets_cache>datasets[/\\](?:builder|arrow_writer|arrow_dataset|fingerprint)'
+    r'\.py)(?:"|:\d)'
 )
-HUB_CACHE = R(r"(?P<saw_hub_cache>huggingface_hub[/\\]file_download\.py|\.cache[/\\]huggingface[/\\]hub\b)")
+# (IPython's frames: File ~/env/.../file_download.py:1457, in ...)
+HUB_CACHE = R(r'File "?[^"\s]{0,300}(?P<saw_hub_cache>huggingface_hub[/\\]file_download\.py)(?:"|:\d)')
+_IN_DATASETS_CACHE = R(r"huggingface[/\\]datasets[/\\]|\.arrow$")
+_IN_HUB_CACHE = R(r"huggingface[/\\]hub[/\\]|\.incomplete$")
 
 
 def _disk_full(hits: list[Hit], ctx: Context) -> tuple[str, str]:
@@ -1458,10 +1464,14 @@ def _disk_full(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "... A container's small writable layer or /tmp on tmpfs is the usual culprit for torch's and CUDA's "
             "large wheels.",
         )
-    if facts.get("enospc") and "saw_datasets_cache" in ctx.facts:
+    path = facts.get("enospc_path") or ""
+    # the file the OSError names says where the disk is full; without one, the traceback's frames
+    datasets_cache = _IN_DATASETS_CACHE.search(path) if path else "saw_datasets_cache" in ctx.facts
+    hub_cache = _IN_HUB_CACHE.search(path) if path else "saw_hub_cache" in ctx.facts
+    if facts.get("enospc") and datasets_cache:
         summary = f"writing datasets' cache failed: {facts['enospc']} (the filesystem it is on is full or over quota)"
         return summary + on_ranks(hits), _DATASETS_CACHE_FULL
-    if facts.get("enospc") and "saw_hub_cache" in ctx.facts:
+    if facts.get("enospc") and hub_cache:
         summary = (
             f"a Hugging Face download failed: {facts['enospc']} (the filesystem its cache is on is full)"
         )
@@ -1504,7 +1514,7 @@ DISK_FULL = Recogniser(
     match=R(
         r"(?P<pip_install>Could not install packages due to an (?:OSError|EnvironmentError): )?"
         r"(?P<enospc>\[Errno (?:28|122)\] (?:No space left on device|Disk quota exceeded)|"
-        r"No space left on device|Disk quota exceeded)|"
+        r"No space left on device|Disk quota exceeded)(?::\s*'(?P<enospc_path>[^'\n]{1,300})')?|"
         r"PytorchStreamWriter failed writing file (?P<entry>[\w./-]{1,200}): file write failed|"
         r"(?P<pos>unexpected pos \d{1,20} vs \d{1,20})|"
         r"\bFile (?P<unopened>[^\s'\"]{1,300}) cannot be opened\."
@@ -1577,9 +1587,7 @@ CONTEXT = (
         (literal, DATASETS_CACHE)
         for literal in ("builder.py", "arrow_writer.py", "arrow_dataset.py", "fingerprint.py")
     ),
-    ("huggingface/datasets", DATASETS_CACHE),
     ("file_download.py", HUB_CACHE),
-    ("huggingface/hub", HUB_CACHE),
     ("torch.load(", TORCH_LOAD),
 )
 # the kernel's overlayfs (Documentation/filesystems/overlayfs.rst, "Renaming directories"): a directory of a lower

@@ -152,7 +152,23 @@ def _string_for_number(raised: Raised) -> tuple[str, str]:
         'section, such as zero_optimization or fp16, DeepSpeed\'s config models (0.19.8 checked) drop "auto" and use '
         "their defaults: the batch sizes at the top level, which DeepSpeed computes with, are the ones that fail.)"
     )
+    fillers = sorted(
+        {m["package"] for f in raised.frames if (m := _FILLER.search(f.file.replace("\\", "/")))}
+    )
+    if fillers:
+        fix += (
+            f" The traceback runs through {' and '.join(fillers)}, yet the value reached DeepSpeed unfilled: they "
+            "fill only the config they were given (TrainingArguments(deepspeed=...), accelerate's "
+            "deepspeed_config_file or DeepSpeedPlugin), and only from arguments they hold; a config dict handed to "
+            "deepspeed.initialize by other code (a second engine, a reference or reward model's) is not filled: "
+            "give that one integers."
+        )
     return summary, fix
+
+
+# the libraries that fill "auto" before DeepSpeed reads the config (transformers' integrations/deepspeed.py,
+# accelerate's utils/deepspeed.py) and those that build engines from their config (trl)
+_FILLER = re.compile(r"/(?P<package>transformers|accelerate|trl)/")
 
 
 def _field_fix(model: str, name: str, reason: str) -> str:
@@ -164,16 +180,32 @@ def _field_fix(model: str, name: str, reason: str) -> str:
         if section is None:
             return ""
         where, keys = section
+        release = deepspeed_config_fields.RELEASE
+        if (
+            key in keys
+        ):  # spelt right: a key of this section in RELEASE that the installed release does not take
+            return (
+                f'"{key}" is a key of "{where}" in DeepSpeed {release} but not in the release installed: the '
+                "config was written for another DeepSpeed release (pip show deepspeed): install the one it was "
+                "written for, or remove the key."
+            )
+        elsewhere = deepspeed_config_fields.sections_with(key)
+        if elsewhere:  # spelt right, in the wrong section
+            return (
+                f'"{key}" is not a key of "{where}" but of {" / ".join(repr(e) for e in elsewhere)} (DeepSpeed '
+                f"{release}): move it there, or remove it."
+            )
         close = deepspeed_config_fields.meant(key, keys)
         if close is None:
             return (
-                f'"{key}" is not a key of "{where}" (DeepSpeed {deepspeed_config_fields.RELEASE} takes '
+                f'"{key}" is not a key of "{where}" (DeepSpeed {release} takes '
                 f"{', '.join(keys[:12])}{', ...' if len(keys) > 12 else ''}): remove it, or find its name in the "
                 "config documentation of the installed release."
             )
         return (
-            f'"{key}" is not a key of "{where}": did you mean "{close}"? Spell it so in the config (a key DeepSpeed '
-            "does not know is refused, not ignored, inside this section)."
+            f'"{key}" is not a key of "{where}": did you mean "{close}"? (the nearest key DeepSpeed {release} '
+            "takes there; a key DeepSpeed does not know is refused, not ignored, inside this section. A config "
+            "written for another release may name a key this one does not have: pip show deepspeed.)"
         )
     allowed = _ALLOWED.search(reason)
     if allowed is None:

@@ -112,6 +112,11 @@ SECTIONS: dict[str, tuple[str, list[str]]] = {
         ).split(),
     ),
 }
+# the subsections of zero_optimization, by their full name in the JSON
+_IN_ZERO = {
+    name: f"zero_optimization.{name}"
+    for name in ("offload_optimizer", "offload_param", "zenflow", "leaf_module")
+}
 _BY_MODEL = {model: (section, keys) for section, (model, keys) in SECTIONS.items()}
 
 
@@ -131,6 +136,17 @@ def section_of(model: str, field: str) -> tuple[str, list[str]] | None:
             return None
         section, keys = f"{section}.{parent}", SECTIONS[parent][1]
     return section, keys
+
+
+def sections_with(key: str) -> list[str]:
+    """The sections (their names in the JSON) that take ``key`` in RELEASE, where only a few do: a key most
+    sections take ("enabled") says nothing of where it belongs.
+
+    >>> sections_with("fast_init")
+    ['zero_optimization.offload_optimizer']
+    """
+    found = [_IN_ZERO.get(section, section) for section, (_model, keys) in SECTIONS.items() if key in keys]
+    return found if len(found) <= 2 else []
 
 
 def meant(key: str, keys: list[str]) -> str | None:
