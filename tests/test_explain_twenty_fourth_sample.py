@@ -45,9 +45,11 @@ def test_batchnorm_features_are_likely_and_name_a_size_baked_into_the_model():
     # 1030.txt (XPFly1989/FCRN#3): the validation loader's batch size, named as the other reading
     found = lead("1030.txt")
     assert found.details["alternatives"] == ["log.hardcoded_shape"] and "batch_size" in found.fix
-    # a matrix product keeps its own other reading
+    # a matrix product keeps its own other reading first; after it come the causes labelled logs printed the
+    # line for (train 7969, alpaca-lora#144: two GPUs under plain python, so DataParallel split the batch)
     found = explained("RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x1568 and 6272x10)\n")
-    assert found.details["alternatives"] == ["log.matmul_operands"]
+    assert found.details["alternatives"][0] == "log.matmul_operands"
+    assert "log.hardcoded_shape" not in found.details["alternatives"]
 
 
 def test_a_cpu_tensor_met_by_a_gpu_or_mps_check_is_likely_and_names_a_library():
