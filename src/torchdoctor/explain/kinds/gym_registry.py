@@ -31,10 +31,11 @@ TEMPLATES = (
     "third_party:gymnasium-environment-version-deprecated",
 )
 ANCHORS = ("doesn't exist", "Have you installed the proper package for", "Environment version ")
-# "doesn't exist" is only registration.py's where an environment id stands before it (versions.py's reject)
+# "doesn't exist" is only registration.py's where an environment id stands before it (versions.py's reject: the
+# whole line, so that the catalog's reading of a template decides on none of its placeholders)
 NOT_AN_ID = (
-    r"^(?=[^\n]*doesn't exist)(?![^\n]*Environment (?:`?[\w:/.{}-]{1,200}`?|version `?v[\d{}]{1,4}`? for environment "
-    r"`?[\w:/.{}-]{1,200}`?) doesn't exist)"
+    r"^(?![^\n]*Environment (?:`?[\w:/.{}-]{1,200}`?|version `?v[\w{}]{1,10}`? for environment `?[\w:/.{}-]{1,200}`?) "
+    r"doesn't exist)[^\n]*doesn't exist[^\n]*"
 )
 MATCH = R(
     r"Environment `?(?P<gym_env>[\w:/.-]{1,200})`? doesn't exist(?: in namespace (?P<gym_env_ns>[\w-]{1,100}))?|"
