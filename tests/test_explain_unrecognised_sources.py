@@ -9,7 +9,9 @@ and near misses with the same words that must not be.
 - gymnasium's ``envs/registration.py`` refusing an environment id (tests/fixtures/corpus/train/1731.txt,
   pytorch/rl#2996);
 - TRL's ``trainer/dpo_trainer.py`` (and KTO's, BCO's) checks of where the reference model comes from
-  (tests/fixtures/corpus/train/7672.txt, shibing624/MedicalGPT#334).
+  (tests/fixtures/corpus/train/7672.txt, shibing624/MedicalGPT#334);
+- torchtitan's ``distributed/parallel_dims.py`` refusing the job config's degrees or a mesh left off
+  (tests/fixtures/corpus/train/6872.txt, pytorch/torchtitan#2184).
 """
 
 from __future__ import annotations
@@ -163,3 +165,46 @@ def test_a_ref_model_warning_is_not_the_refusal():
         "instantiated. The `ref_model_init_kwargs` will be ignored.\n"
     )
     assert explained(text).id != "log.trainer_arguments"
+
+
+# -- torchtitan's ParallelDims --------------------------------------------------------------------------------
+
+
+def test_torchtitan_mesh_of_a_degree_left_at_one():
+    # tests/fixtures/corpus/train/6872.txt (pytorch/torchtitan#2184): llama4's parallelize asked for 'tp' at degree 1
+    text = (
+        '    File "/home/danvm/torchtitan/torchtitan/models/llama4/infra/parallelize.py", line 138, in '
+        "parallelize_llama\n"
+        '      tp_mesh = parallel_dims.get_mesh("tp")\n'
+        '    File "/home/danvm/torchtitan/torchtitan/distributed/parallel_dims.py", line 273, in get_mesh\n'
+        "      raise ValueError(\n"
+        "  ValueError: Mesh 'tp' is not available. Ensure the corresponding parallelism dimension is enabled "
+        "(size > 1).\n"
+    )
+    found = _lead(text, "device_mesh_config", "likely")
+    assert "log.library_version_bug" in found.details["alternatives"]
+    assert "get_optional_mesh('tp')" in found.fix and "upgrade torchtitan" in found.fix
+
+
+@pytest.mark.parametrize(
+    ("ident", "values", "words"),
+    [
+        ("third_party:torchtitan-invalid-parallel-dims", ("1", "8", "1", "2", "1", "8"), "== WORLD_SIZE"),
+        ("third_party:torchtitan-parallelism-degree-at-least-one", (), "data_parallel_shard_degree at -1"),
+        ("third_party:torchtitan-dp-shard-minus-one-or-positive", (), "data_parallel_shard_degree at -1"),
+        (
+            "third_party:torchtitan-expert-parallel-degree-must-divide",
+            ("3", "8"),
+            "expert_parallel_degree a divisor",
+        ),
+        ("third_party:torchtitan-invalid-mesh-dim", ("dp_shard_cp", "['pp', 'batch', 'tp']"), "older name"),
+    ],
+)
+def test_torchtitan_parallel_dims_refusals_as_raised(ident, values, words):
+    found = _lead("AssertionError: " + filled(ident, *values) + "\n", "device_mesh_config")
+    assert words in found.fix
+    assert "log.library_version_bug" not in found.details.get("alternatives", [])
+
+
+def test_another_mesh_not_available_is_not_torchtitans():
+    assert explained("RuntimeError: Mesh 'tp' is not available on this host\n").id != "log.device_mesh_config"
