@@ -11,7 +11,9 @@ and near misses with the same words that must not be.
 - TRL's ``trainer/dpo_trainer.py`` (and KTO's, BCO's) checks of where the reference model comes from
   (tests/fixtures/corpus/train/7672.txt, shibing624/MedicalGPT#334);
 - torchtitan's ``distributed/parallel_dims.py`` refusing the job config's degrees or a mesh left off
-  (tests/fixtures/corpus/train/6872.txt, pytorch/torchtitan#2184).
+  (tests/fixtures/corpus/train/6872.txt, pytorch/torchtitan#2184);
+- ATen's ``MapAllocator.cpp`` refusing to map a shared tensor's </torch_...> file, beside its mapped siblings
+  (tests/fixtures/corpus/train/3270.txt, facebookresearch/SlowFast#473).
 """
 
 from __future__ import annotations
@@ -208,3 +210,19 @@ def test_torchtitan_parallel_dims_refusals_as_raised(ident, values, words):
 
 def test_another_mesh_not_available_is_not_torchtitans():
     assert explained("RuntimeError: Mesh 'tp' is not available on this host\n").id != "log.device_mesh_config"
+
+
+# -- ATen's MapAllocator: a shared tensor's file not mapped ----------------------------------------------------
+
+
+def test_shared_tensor_file_not_mapped():
+    # tests/fixtures/corpus/train/3270.txt (facebookresearch/SlowFast#473)
+    text = "RuntimeError: unable to mmap 280 bytes from file </torch_59534_1208885928>: Cannot allocate memory (12)\n"
+    found = _lead(text, "dataloader_shm", "likely")
+    assert "vm.max_map_count" in found.fix and "num_workers" in found.fix
+
+
+def test_a_checkpoint_not_mapped_is_not_shared_memory():
+    # torch.load(mmap=True) maps through the same allocator: a file of the user's, not a worker's tensor
+    text = "RuntimeError: unable to mmap 4096 bytes from file <model.pt>: Cannot allocate memory (12)\n"
+    assert explained(text).id != "log.dataloader_shm"
