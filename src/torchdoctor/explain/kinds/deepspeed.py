@@ -194,10 +194,13 @@ def _config_mismatch(hits: list[Hit], ctx: Context) -> tuple[str, str]:
         return (
             f"DeepSpeed's batch sizes do not fit this world size: {facts['batch_zero']} (it must be at least 1)"
             + on_ranks(hits),
-            "DeepSpeed derives the missing batch values by integer division: micro batch = train_batch_size // "
-            "(world size x gradient_accumulation_steps), which is 0 when train_batch_size is smaller than the number "
-            "of GPUs times the accumulation steps (a config written for fewer GPUs). Raise train_batch_size, or give "
-            'train_micro_batch_size_per_gpu instead of it, or write "auto" (HF Trainer / accelerate fill it in).',
+            "DeepSpeed derives the batch value it was not given by integer division (runtime/config.py "
+            "_set_batch_related_parameters): micro batch = train_batch_size // (world size x "
+            "gradient_accumulation_steps), accumulation steps = train_batch_size // (world size x micro batch), "
+            "which is 0 when the global batch size (train_batch_size) is smaller than the divisor (a config written "
+            "for fewer GPUs, or a script that computes it for other ranks than the run has). Raise train_batch_size, "
+            'or give train_micro_batch_size_per_gpu and gradient_accumulation_steps instead of it, or write "auto" '
+            "(HF Trainer / accelerate fill it in).",
         )
     refusal = facts.get("refusal")
     if refusal:
@@ -478,7 +481,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
     # (the window's first line is the anchored one)
     reject=R(
         r"(?<!zero stage \d )requires an optimizer|^(?!.*(?:Train batch size|Micro batch size per gpu|Gradient "
-        r"accumulation steps): -?\d+ has to be greater than 0).*has to be greater than 0|"
+        r"accumulation steps): ?-?\d+ has to be greater than 0).*has to be greater than 0|"
         r"^(?!.*More elements \d+ than buffer size).*than buffer size|"
         r"^(?!.*No modules (?:of type|named) [^\n]{1,400} found in model ).*No modules (?:of type|named) "
     ),
@@ -495,7 +498,7 @@ DEEPSPEED_CONFIG_MISMATCH = Recogniser(
         ),
         R(r"only supported on CUDA GPUs but `(?P<not_cuda_accelerator>\w{1,40})` is used"),
         R(
-            r"(?P<batch_zero>(?:Train batch size|Micro batch size per gpu|Gradient accumulation steps): -?\d+) has to "
+            r"(?P<batch_zero>(?:Train batch size|Micro batch size per gpu|Gradient accumulation steps): ?-?\d+) has to "
             r"be greater than 0"
         ),
         # the hf side's name may carry "+", "(amp)" or " (calculated)"; a list value holds spaces ("[0.8, 0.89]")

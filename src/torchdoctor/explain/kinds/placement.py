@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from torchdoctor.explain.kinds import cuda_errors, data_loader_releases, layer_types
+from torchdoctor.explain.kinds import cuda_errors, data_loader_releases, layer_types, torchtitan_dims
 from torchdoctor.explain.kinds.tensor_misuse import OPERATOR_CALLER
 from torchdoctor.explain.recognisers import (
     Alternative,
@@ -1334,6 +1334,9 @@ DATAPARALLEL_CUSTOM_BATCH = Recogniser(
 
 def _mesh(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     facts = merged(hits)
+    said = torchtitan_dims.explain(facts)
+    if said:
+        return said[0] + on_ranks(hits), said[1]
     if facts.get("placements_len"):
         return (
             f"a DTensor was given another number of placements than its DeviceMesh has dimensions "
@@ -1399,6 +1402,7 @@ DEVICE_MESH_CONFIG = Recogniser(
         "` multiplied should equal the world size (",
         "`placements` must have the same length as `device_mesh.ndim`",
         "mesh dimension does not match the length of placements",
+        *torchtitan_dims.ANCHORS,  # torchtitan's ParallelDims: the job config's degrees, a mesh left off
     ),
     templates=(
         # torch/distributed/device_mesh.py: the mesh against the processes started and the GPUs per node
@@ -1425,6 +1429,7 @@ DEVICE_MESH_CONFIG = Recogniser(
         "torch:placements-must-have-the-same-length",
         # the same check in _dtensor_init_helper, under the DTensor factories (zeros, ones, empty, full, rand...)
         "torch:mesh-dimension-does-not-match-the",
+        *torchtitan_dims.TEMPLATES,  # torchtitan/distributed/parallel_dims.py (torchtitan_dims.py)
     ),
     facts=(
         R(r"bigger than default world size (?P<world_size>\d+), but found (?P<mesh_ranks>\d+) ranks"),
@@ -1447,7 +1452,11 @@ DEVICE_MESH_CONFIG = Recogniser(
         ),
         R(r"`placements` must have the same length as `device_mesh\.ndim`! (?P<placements_len>[^\n]{1,120})"),
         R(r"(?P<placements_len>mesh dimension does not match the length of placements)"),
+        *torchtitan_dims.FACTS,
     ),
+    # torchtitan's mesh refusal is also its own parallelize code asking without checking (torchtitan_dims.py)
+    also=(torchtitan_dims.ALTERNATIVE,),
+    generic=(torchtitan_dims.MESH_OFF,),
     # "Mesh dimension '...'" only as device_mesh.py's lookup of a name the mesh lacks
     reject=R(r"Mesh dimension '[^'\n]{0,60}'(?! does not exist)"),
     describe=_mesh,

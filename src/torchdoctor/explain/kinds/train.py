@@ -769,6 +769,20 @@ def _shm(hits: list[Hit], ctx: Context) -> tuple[str, str]:
             "torch.multiprocessing.set_sharing_strategy('file_system')"
         )
         return summary, fix
+    if facts.get("shm_mmap"):
+        summary = f"mapping a tensor shared between processes failed: {facts['shm_mmap'].strip()}" + on_ranks(
+            hits
+        )
+        fix = (
+            "A tensor a DataLoader worker (or another process) shares lives in a file </torch_...> that each "
+            "receiver maps: mmap refused it with ENOMEM, which Linux returns when the process would exceed its number "
+            "of memory mappings (vm.max_map_count, 65530 by default: every shared tensor held is one) or the memory "
+            "left. Hold fewer shared tensors at once: fewer num_workers or a smaller prefetch_factor, batches "
+            "collated into a few large tensors rather than many small ones, and no list of batches kept across "
+            "steps; raise the limit (sysctl -w vm.max_map_count=262144) and check the host's free memory and "
+            "/dev/shm (df -h /dev/shm; Docker --shm-size)."
+        )
+        return summary, fix
     fix = (
         "DataLoader workers hand batches to the main process through shared memory (/dev/shm), and it is "
         "full or too small. Raise the shared memory limit: in Docker run with --shm-size=16g (or --ipc=host); "
@@ -785,6 +799,7 @@ DATALOADER_SHM = Recogniser(
     templates=(
         "torch:too-many-open-files-communication-with",
         "torch:dataloader-worker-pid-exited-unexpectedly",
+        "torch_native:unable-to-mmap-bytes-from-file",
     ),
     title="DataLoader shared memory",
     anchors=(
@@ -792,6 +807,10 @@ DATALOADER_SHM = Recogniser(
         "insufficient shared memory",
         "unable to write to file </torch_",
         "unable to open shared memory object",
+        # the same file's (aten MapAllocator.cpp) mmap of the shared file refused: ENOMEM, the process's mappings
+        # or memory, not always /dev/shm; only a shared tensor's </torch_...> file (the match), not a checkpoint
+        # torch.load(mmap=True) maps
+        "bytes from file <",
         "received 0 items of ancdata",
         "Too many open files. Communication with the workers",
         "is killed by signal: Bus error",
@@ -804,7 +823,7 @@ DATALOADER_SHM = Recogniser(
     absorbs=("worker_crash",),  # a DataLoader worker's bus error
     match=R(
         r"out of shared memory|insufficient shared memory|unable to write to file </torch_|unable to open shared "
-        r"memory object|received 0 items of ancdata|Too many open files\. Communication with the workers|"
+        r"memory object|unable to mmap \d+ bytes from file </torch_|received 0 items of ancdata|Too many open files\. Communication with the workers|"
         r"is killed by signal: Bus error|(?P<worker_exited>DataLoader worker \(pid\(s\) [\d, ]{1,200}\) exited "
         r"unexpectedly)"
     ),
@@ -816,6 +835,7 @@ DATALOADER_SHM = Recogniser(
     generic=(
         ") exited unexpectedly",
         "is killed by signal: Bus error",
+        "bytes from file <",
         "insufficient shared memory",
         "out of shared memory",
     ),
@@ -862,6 +882,7 @@ DATALOADER_SHM = Recogniser(
             r"unexpectedly)"
         ),
         R(r"(?P<ancdata>received 0 items of ancdata|Too many open files)"),
+        R(r"(?P<shm_mmap>unable to mmap \d+ bytes from file </torch_[^>\n]{0,80}>[^\n]{0,80})"),
         R(r"(?P<bus_error>is killed by signal: Bus error|Unexpected bus error encountered in worker)"),
     ),
     describe=_shm,

@@ -5,7 +5,8 @@ A training framework refusing the arguments it was started with: the HF Trainer 
 ``utils/dataclasses.py``, ``utils/memory.py``, ``utils/modeling.py``), Lightning's Trainer and Fabric
 (``trainer/connectors/accelerator_connector.py``, ``checkpoint_connector.py``, ``data_connector.py``,
 ``loops/``, ``strategies/``), and the Trainer's subclasses checking their own configs (TRL's GRPOTrainer,
-sentence-transformers' trainers, TRL's SFTTrainer and DPOTrainer).
+sentence-transformers' trainers, TRL's SFTTrainer and DPOTrainer, and where TRL's preference trainers take their
+reference model from: one given, a PEFT adapter's base, or log-probabilities computed before training).
 
 Each message names the argument it refuses and what it needs instead, and only that argument prints it: certain
 (but for --tf32 and Lightning's FSDP on a CPU accelerator, which a machine whose torch sees no CUDA GPU prints too,
@@ -617,6 +618,38 @@ REFUSALS: tuple[tuple[str, str], ...] = (
         "PEFT adapter); a reference of your own must be a separate instance (copy.deepcopy(model) or another "
         "from_pretrained).",
     ),
+    # TRL's preference trainers (dpo_trainer.py, kto_trainer.py, bco_trainer.py, ppo_trainer.py) checking where the
+    # reference model comes from: one given, a PEFT adapter's base, or log-probabilities computed before training
+    (
+        "You passed both a ref_model and a peft_config",
+        "With a PEFT adapter the reference is the same model with its adapter switched off, so DPOTrainer wants no "
+        "second copy: pass ref_model=None and keep peft_config=. To compare against another reference model on "
+        "purpose, keep ref_model= and set force_use_ref_model=True (DPOConfig; a DPOTrainer argument in trl 0.8). "
+        "A script written for a trl that took both needs this change.",
+    ),
+    (
+        "with Deepspeed ZeRO-3. Please set `precompute_ref_log_probs=False`",
+        "Under DeepSpeed ZeRO-3 the reference model's log-probabilities are not computed ahead of training: set "
+        "precompute_ref_log_probs=False in the trainer's config (DPOConfig, KTOConfig, BCOConfig), or train with "
+        "ZeRO stage 2.",
+    ),
+    (
+        "No reference model and model is not a Peft model",
+        "The trainer compares the policy with a reference model and has none: pass ref_model= (a separate copy, "
+        "another from_pretrained of the same checkpoint), or train a PEFT adapter (peft_config=: the base model with "
+        "the adapter off is the reference), or set precompute_ref_log_probs=True so the reference log-probabilities "
+        "are computed once before training.",
+    ),
+    (
+        "cannot use `ref_model=None` with TR-DPO method",
+        "TR-DPO (sync_ref_model=True) updates a reference model of its own as it trains: pass ref_model= (a separate "
+        "copy of the model), or set sync_ref_model=False.",
+    ),
+    (
+        "with TR-DPO method. Please set `precompute_ref_log_probs=False`",
+        "TR-DPO (sync_ref_model=True) changes the reference model as it trains, so its log-probabilities cannot be "
+        "computed ahead: set precompute_ref_log_probs=False, or sync_ref_model=False.",
+    ),
 )
 
 TEMPLATES: tuple[str, ...] = (
@@ -772,6 +805,12 @@ TEMPLATES: tuple[str, ...] = (
     "third_party:trl-assistant-only-loss-not-conversational",
     "third_party:trl-sft-examples-messages-or-text",
     "third_party:trl-ref-model-same-object",
+    "third_party:trl-dpo-ref-model-and-peft-config",
+    "third_party:trl-dpo-ref-model-and-peft-config-old",
+    "third_party:trl-precompute-ref-log-probs-zero3",
+    "third_party:trl-no-reference-model-not-peft",
+    "third_party:trl-tr-dpo-ref-model-none",
+    "third_party:trl-tr-dpo-precompute-ref-log-probs",
 )
 
 

@@ -28,6 +28,7 @@ from torchdoctor.explain.kinds import (
     data_loader_releases,
     deepspeed_pydantic,
     fsdp_releases,
+    gym_registry,
     image_files,
     installers,
     kernel_release_bugs,
@@ -332,7 +333,7 @@ def _dependency(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if facts.get("mkl_symbol"):
         summary, fix = libraries.explain_mkl_symbol(facts)
         return summary + on_ranks(hits), fix
-    said = simulators.explain(facts, ctx.facts)
+    said = simulators.explain(facts, ctx.facts) or gym_registry.explain(facts)
     if said:
         return said[0] + on_ranks(hits), said[1]
     said = torch_pinned_builds.explain(facts)
@@ -728,6 +729,7 @@ DEPENDENCY_VERSION = Recogniser(
         missing_packages.BUILTIN_GENERIC_TEMPLATE,
         *torch_pinned_builds.TEMPLATES,  # torchao's refusal of its kernels under another torch
         *deepspeed_pydantic.TEMPLATES,  # pydantic 2 refusing DeepSpeed's pydantic 1 models (deepspeed_pydantic.py)
+        *gym_registry.TEMPLATES,  # gymnasium's registry: an environment id no imported package registered
     ),
     anchors=(
         "is required for a normal functioning of this module",
@@ -770,6 +772,7 @@ DEPENDENCY_VERSION = Recogniser(
         missing_packages.TORCH_TOO_OLD_ANCHOR,
         missing_packages.BUILTIN_GENERIC_ANCHOR,
         *simulators.ANCHORS,  # a MuJoCo struct field another release has (simulators.py)
+        *gym_registry.ANCHORS,  # an environment id gymnasium has not registered (gym_registry.py)
         *torch_pinned_builds.ANCHORS,  # a build for one torch refused or aborting under another
         *deepspeed_pydantic.ANCHORS,  # a pydantic major the code was not written for (DeepSpeed's config models)
     ),
@@ -791,6 +794,8 @@ DEPENDENCY_VERSION = Recogniser(
         missing_packages.BUILTIN_GENERIC_ANCHOR,
         # a field of the caller's own misspelt prints the same words, and the log may not say which release moved
         *simulators.ANCHORS,
+        # a misspelt environment id prints the same words as a package not installed or not imported
+        *gym_registry.ANCHORS,
         *torch_pinned_builds.ANCHORS,
         *deepspeed_pydantic.GENERIC,
         *(anchor for module in _CHANGES for anchor in module.GENERIC),
@@ -802,7 +807,7 @@ DEPENDENCY_VERSION = Recogniser(
     requires_beside=model_type_releases.REQUIRES_BESIDE,
     span=1,  # TorchScript names the file it compiled on the line after its message
     # accelerate's bf16 check names a torch version and a device in one message: bf16_unsupported reads it
-    reject=R(r"requires PyTorch >= [\d.]+ and a supported device"),
+    reject=R(r"requires PyTorch >= [\d.]+ and a supported device|" + gym_registry.NOT_AN_ID),
     match=R(
         r"is required for a normal functioning|requires [`'\"]?[A-Za-z][\w-]{1,40}[`'\"]? ?(?:version )?>= ?\d|"
         r"DeepSpeed (?:MLU |MUSA )?version must be >= ?\d|"
@@ -843,6 +848,8 @@ DEPENDENCY_VERSION = Recogniser(
         + "|"
         + simulators.FIELDS.pattern
         + "|"
+        + gym_registry.MATCH.pattern
+        + "|"
         + torch_pinned_builds.MATCH.pattern
         + "|"
         + deepspeed_pydantic.CHANGE.pattern
@@ -871,6 +878,7 @@ DEPENDENCY_VERSION = Recogniser(
         libraries.MKL_SYMBOL,
         missing_packages.TORCH_TOO_OLD,
         simulators.FIELDS,
+        gym_registry.MATCH,
         *torch_pinned_builds.FACTS,
         deepspeed_pydantic.CHANGE,
     ),
