@@ -659,7 +659,7 @@ CUDA_BUILD = Recogniser(
             first_when=("legacy_torch_api",),
             because="the compiler's error names {legacy_torch_api}, torch C++ API only older releases have",
             told_by="python -c 'import torch; print(torch.__version__)' against the torch the extension's README or "
-            "setup.py names: TH/THC went in torch 1.11, AT_CHECK in 1.5, at::Type in 1.3.",
+            "setup.py names, and the first compiler error: a name of torch's (at::, c10::, TH) or of CUDA's.",
         ),
         Alternative(
             "cuda_unavailable",
