@@ -96,7 +96,10 @@ def test_the_deformable_operators_missing_after_their_build_failed_do_not_lead_t
         "$ cd ../.. && python main.py --output_dir exps/r50\n"
     )
     found = explained(build + DEFORMABLE_IMPORT)
-    assert found.id == "log.cuda_build", (found.id, found.summary)
+    # the build error leads, read as the source and the torch installed being of different releases (THCudaCheck:
+    # torch's THC, gone in 1.11; test_explain_legacy_torch_api.py), the build failure named after it
+    assert found.id == "log.dependency_version", (found.id, found.summary)
+    assert "log.cuda_build" in found.details["alternatives"]
     assert found.details["confidence"] == "likely"
     # the operators' own reading, only likely, says the build in the log failed
     (_, second, *_) = explain(["-"], stdin=io.BytesIO((build + DEFORMABLE_IMPORT).encode()))

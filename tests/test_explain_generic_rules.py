@@ -52,9 +52,10 @@ def test_msvc_and_clang_say_the_same_in_their_own_words():
 def test_a_name_the_headers_do_not_declare_is_a_source_written_for_another_torch():
     # train/223: gcc's C front end on an extension that uses THTensor, gone from torch's headers
     found = lead("223.txt")
-    assert found.id == "log.cuda_build" and found.details["confidence"] == "likely"
+    # torch's old C API in the error: the version reading leads (test_explain_legacy_torch_api.py), likely
+    assert found.id == "log.dependency_version" and found.details["confidence"] == "likely"
     assert "THTensor" in found.summary and "torch API of another release" in found.summary
-    assert found.details["alternatives"][0] == "log.library_version_bug"
+    assert {"log.cuda_build", "log.library_version_bug"} <= set(found.details["alternatives"])
     assert "version" in found.fix
 
 
@@ -79,7 +80,11 @@ def test_a_name_the_headers_do_not_declare_is_a_source_written_for_another_torch
 )
 def test_torchs_own_api_in_the_error_names_the_torch_release_it_left(ident, values, named, fixed):
     found = explained(template(ident, *values) + "\n")
-    assert found.id == "log.cuda_build" and found.details["confidence"] == "likely"
+    # torch's old THC API leads with the version reading (test_explain_legacy_torch_api.py); current API (at::Tensor's
+    # data) stays the build's reading
+    legacy = named.startswith("THC")
+    assert found.id == ("log.dependency_version" if legacy else "log.cuda_build"), found.summary
+    assert found.details["confidence"] == "likely"
     assert named in found.summary and fixed in found.fix
     assert "log.library_version_bug" in found.details["alternatives"]
 

@@ -654,6 +654,12 @@ CUDA_BUILD = Recogniser(
             "changed.",
             when=("compile_error", "extension", "source_error", "torch_api", "torch_symbol"),
             unless=("cccl_member",),
+            # torch's old C++ API in the compiler's error: the source and the torch installed are of different
+            # releases (how versions.py reads AT_CHECK undeclared and THC/THC.h missing), not a broken toolkit
+            first_when=("legacy_torch_api",),
+            because="the compiler's error names {legacy_torch_api}, torch C++ API only older releases have",
+            told_by="python -c 'import torch; print(torch.__version__)' against the torch the extension's README or "
+            "setup.py names, and the first compiler error: a name of torch's (at::, c10::, TH) or of CUDA's.",
         ),
         Alternative(
             "cuda_unavailable",
@@ -776,6 +782,7 @@ CUDA_BUILD = Recogniser(
         diagnostics.HEADER,
         diagnostics.SOURCE_ERROR,
         diagnostics.TORCH_API,
+        diagnostics.LEGACY_TORCH_API,
         diagnostics.CUDA_INTRINSIC,
         diagnostics.TORCH_SYMBOL,
         diagnostics.LIBRARY_SYMBOL,

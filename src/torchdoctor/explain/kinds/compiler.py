@@ -76,6 +76,14 @@ TORCH_API = R(
     r"(?:\berror\b|error C\d{4})[^\n]{0,200}?(?<![\w/])"
     r"(?P<torch_api>THC?/\w{1,40}\.h|THC?[A-Z][a-z]\w{0,60}|AT_[A-Z]\w{0,60}|(?:at|c10|torch|caffe2)::\w[\w:]{0,80})"
 )
+# torch C++ API that only older releases have, named by a compiler's error: the TH/THC C library (torch 1.11
+# removed it: THTensor, THCState, THC/THC.h), AT_CHECK (TORCH_CHECK since torch 1.2, AT_CHECK gone in 1.5) and
+# at::Type (DeprecatedTypeProperties since 1.3). The source using it, or headers asking for it (an installed torch
+# older than the source), say that the source and the torch it is built against come from different releases
+LEGACY_TORCH_API = R(
+    r"(?:\berror\b|error C\d{4})[^\n]{0,200}?(?<![\w/])"
+    r"(?P<legacy_torch_api>THC?/\w{1,40}\.h|THC?(?:[A-Z][a-z]\w{0,60}|State)|AT_CHECK|at::Type)(?![\w:])"
+)
 # where torch 1.11's removal of its old C headers sent their functions (versions.py's refusal table names it too)
 TH_THC_GONE = (
     "TH and THC are gone from torch 1.11 on (their functions moved to ATen: THCudaCheck -> C10_CUDA_CHECK / "
