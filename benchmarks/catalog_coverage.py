@@ -41,6 +41,10 @@
   (messages of other packages a training script runs through: python-fire's argument parser, timm's optimizer
   factory). ``--extract`` leaves these files as they are.
 - ``schedulers.tsv``, kept by hand: what Slurm, Open MPI, MPICH's Hydra, pdsh and ssh print when a multi-node launch fails.
+- ``ray.tsv``, kept by hand (the repository is too large to fetch here), each row naming the file of ray-project/ray
+  that prints it: Ray Train v2's worker group (``python/ray/train/v2/_internal/exceptions.py`` and
+  ``execution/worker_group/worker_group.py``: its start timeout, its actors failing to start, its health checks, the
+  report barrier). Ray's autoscaler and Ray Train v1's storage rows stay in ``schedulers.tsv``.
 - ``torchdoctor.tsv``, kept by hand: what torchdoctor itself prints that a log handed back to `explain` holds (the
   watchdog's hang report).
 
@@ -99,6 +103,7 @@ ORDER = (
     "system",
     "build_tools",
     "schedulers",
+    "ray",
     "third_party",
     "torchdoctor",
 )

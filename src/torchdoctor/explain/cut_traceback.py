@@ -43,6 +43,17 @@ CONTEXT = (
             r"in (?P<last_frame_function>[\w<>.]{1,100})"
         ),
     ),
+    (
+        # IPython 7's (Colab's until 2024) frame, the line number only on its marked code line below it: "/path/x.py
+        # in forward(self, x)", in Colab's copy a Markdown link, "[/path/x.py](https://localhost:8080/#) in forward("
+        ".py",
+        re.compile(
+            r"^\[?(?P<last_frame_file>(?:/|~|[A-Za-z]:\\)[^\s\]\[\"]{1,300}\.py)(?:\]\(https?://[^)\s]{0,300}\))? "
+            r"in (?P<last_frame_function>[\w<>.]{1,100})\("
+        ),
+    ),
+    # ... and that code line, "--> 115         x = ...": the frame's line
+    ("> ", re.compile(r"^-{1,10}> ?(?P<last_frame_line>\d{1,7}) ")),
 )
 FRAME_KEYS = frozenset({"last_frame_file", "last_frame_line", "last_frame_function"})
 

@@ -9,7 +9,8 @@ point into the log): the header ``Traceback (most recent call last):``, each fra
 - IPython's and Jupyter's (a notebook's cell, accelerate's ``notebook_launcher``, Kaggle and Colab): a header
   ``ValueError    Traceback (most recent call last)``, frames ``Cell In[27], line 3`` / ``File /path/x.py:160,
   in f(args)`` (IPython 8) or ``<ipython-input-17-…> in <module>`` / ``/path/x.py in f(args)`` (older, the line
-  number only on the code line), each line marked ``---->``;
+  number only on the code line), each line marked ``---->``; Colab's file written as a Markdown link,
+  ``[/path/x.py](https://localhost:8080/#) in f(args)``, as a copy of its output keeps it;
 - pytest's report of a failed test (_pytest/_code/code.py, ``ReprEntry`` and ``ReprFileLocation``): an entry's place
   ``path.py:564: in __iter__`` above its source line (``--tb=short``, and the middle entries of the default
   ``--tb=auto``), or, in the long style, its source first (the whole function, the line that raised marked ``>``)
@@ -113,6 +114,15 @@ _IPYTHON_FRAME = re.compile(
     r"|(?P<old_file>(?:/|~|[A-Za-z]:\\)\S.{0,500}?\.py) in (?P<old_function>[\w.<>]{1,200})\()"
 )
 _IPYTHON_MARKED = re.compile(r"^-+> ?(?P<line>\d+)\s?(?P<code>.*)$")
+# Colab prints a frame's file as a link, which a copy as Markdown keeps: "[/usr/local/lib/python3.8/dist-packages/
+# pkg/x.py](https://localhost:8080/#) in forward(self, x)", "[<ipython-input-106-cc57dae4e309>](https://...) in
+# <module>"; IPython 8's "File [/path/x.py:160](https://...), in f(args)" likewise
+_LINKED = re.compile(r"\[(?P<text>[^\]\n]{1,500})\]\(https?://[^)\s]{0,300}\)")
+
+
+def _frame(line: str) -> re.Match | None:
+    """IPython's frame on ``line``, its file written as a Markdown link (Colab's) or plain."""
+    return _IPYTHON_FRAME.match(_LINKED.sub(lambda link: link["text"], line) if "](" in line else line)
 
 
 def _from_ipython(lines: list[str]) -> list[str]:
@@ -122,13 +132,13 @@ def _from_ipython(lines: list[str]) -> list[str]:
         start = top + 1
         result = lines[:top] + ["Traceback (most recent call last):"] + [""] * (len(lines) - start)
     else:  # the header cut off (a paste that starts inside the traceback): from its first frame
-        start = next((at for at, line in enumerate(lines) if _IPYTHON_FRAME.match(line)), None)
+        start = next((at for at, line in enumerate(lines) if _frame(line)), None)
         if start is None:
             return lines
         result = lines[:start] + [""] * (len(lines) - start)
     waiting = None  # the frame read last, waiting for its marked code line: (where, file, line, function)
     for at in range(start, len(lines)):
-        found = _IPYTHON_FRAME.match(lines[at])
+        found = _frame(lines[at])
         if found:
             if found["cell"]:
                 waiting = (at, f"Cell {found['cell']}", int(found["cell_line"]), "<module>")

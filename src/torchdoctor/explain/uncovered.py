@@ -6,7 +6,7 @@ user's line, and no fix guessed.
 
 from __future__ import annotations
 
-from torchdoctor.explain import first_failure, fixed_upstream
+from torchdoctor.explain import cut_traceback, first_failure, fixed_upstream
 from torchdoctor.explain.first_failure import Raised
 from torchdoctor.explain.kinds import (
     api_history,
@@ -27,6 +27,7 @@ from torchdoctor.explain.kinds import (
 )
 from torchdoctor.explain.recognisers import Context
 from torchdoctor.findings import Finding
+from torchdoctor.hang.source import Frame
 
 # the unrecognised finding's fix: where the error was raised (the log's own words), then no advice but a report
 STARTED = "This error started the failure; the other ranks' errors follow from it."
@@ -213,6 +214,9 @@ def quoted_in_prose(ctx: Context) -> Finding | None:
     if ctx.prose_exception is None:
         return None
     type_, message, source, line, sentence = ctx.prose_exception
+    joined = _joined_to_cut_traceback(ctx)
+    if joined is not None:
+        return joined
     # the sentence stands for the traceback's call line: a bare __init__() is the one class it names, or the one
     # the call near it that passed the keyword names (collect._call_passing)
     call = ctx.facts.get("prose_call")
@@ -231,6 +235,28 @@ def quoted_in_prose(ctx: Context) -> Finding | None:
     summary, fix, _ = keyword
     details = likely_from(raised, "dependency_version", quoted_in_prose=True)
     return Finding("log.dependency_version", "fail", f"likely: {summary}", details, fix)
+
+
+def _joined_to_cut_traceback(ctx: Context) -> Finding | None:
+    """The quoted exception read as the error line of an IPython traceback cut before it (a Colab paste whose
+    message the filer wrote above it): only where the quote's type is the one IPython's header names and the log
+    has no error line of its own, raised at the traceback's innermost frame; None where that reads as nothing
+    known (cut_traceback.py then says the traceback stops before its error line)."""
+    type_, message, source, line, _ = ctx.prose_exception
+    facts = ctx.facts
+    if (
+        ctx.last_error_line
+        or facts.get("ipython_type") != type_
+        or not cut_traceback.FRAME_KEYS <= facts.keys()
+    ):
+        return None
+    at = Frame(facts["last_frame_file"], int(facts["last_frame_line"]), facts["last_frame_function"])
+    raised = Raised(type_, message, source=source, line=line, raised_in=at, traceback=True)
+    found = reading(raised, ctx)
+    if found.id == "log.unrecognised":
+        return None
+    found.details["quoted_above_cut_traceback"] = True
+    return found
 
 
 def _dropped_message(raised: Raised, ctx: Context, **facts) -> Finding | None:

@@ -151,6 +151,7 @@ from torchdoctor.explain.kinds import (
     relative_imports,
     release_changes,
     remote_code,
+    remote_results,
     reshape_sizes,
     rpc,
     sampler_datasets,
@@ -214,6 +215,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     *group_teardown.RECOGNISERS,
     *device_strings.RECOGNISERS,
     *placement.RECOGNISERS,
+    *remote_results.RECOGNISERS,  # before checkpoint.py's reading of the same torch.load message
     *checkpoint.RECOGNISERS,
     *checkpoint_paths.RECOGNISERS,
     *torch_load_calls.RECOGNISERS,
@@ -480,6 +482,9 @@ CONTEXT_FACTS: tuple[tuple[str, re.Pattern], ...] = (
     *tokenizer_threads.CONTEXT,
     *daemon_children.CONTEXT,
     *tensor_handoff.CONTEXT,
+    *remote_results.CONTEXT,  # a tensor unpickled as another process's result (Ray, multiprocessing)
+    *ray_cluster.CONTEXT,  # the resources Ray Train's worker group asked for, logged before it waits
+    *option_conflicts.CONTEXT,  # Lightning re-creating a DataLoader for its DistributedSampler
     *task_gpus.CONTEXT,
     *gpus.CONTEXT,  # NCCL_HOSTID named: duplicate_gpu's other reading
     *arch_wheels.CONTEXT,  # a build's kernels as torch.cuda.get_arch_list() prints them: no_kernel_image's wheels

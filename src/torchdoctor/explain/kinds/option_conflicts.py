@@ -35,9 +35,25 @@ under zero.Init (ZeRO-3's partitioned construction) leaves its quantized weights
 copy of one fails with aten's "Cannot copy out of meta tensor; no data!" (aten/src/ATen/native/Copy.cpp), which
 names no cause (2U1/Qwen-VL-Series-Finetune#7, the owner: use ZeRO-2 for QLoRA). Read so only where the log shows
 both a 4-bit load (QLoRA named, load_in_4bit=True, bitsandbytes' Params4bit / Linear4bit) and ZeRO-3; the message
-alone stays meta_weights_not_loaded's. Likely: the copy could fail on a weight left unloaded for another reason."""
+alone stays meta_weights_not_loaded's. Likely: the copy could fail on a weight left unloaded for another reason.
+
+PyTorch Lightning puts its DistributedSampler into a training DataLoader by building the loader again from its own
+attributes: 0.8's ``trainer/data_loading.py`` ``replace_sampler`` (``type(dataloader)(**dl_args)``, every public
+attribute, ``collate_fn`` included), 1.5's ``_update_dataloader``, 1.6 on ``utilities/data.py`` (2.x's
+``_reinstantiate_wrapped_cls``). A DataLoader subclass whose ``__init__`` sets one of DataLoader's arguments itself
+and passes ``**kwargs`` on (torch_geometric's DataLoader sets ``collate_fn``) gets that argument twice: CPython's
+"TypeError: __init__() got multiple values for keyword argument 'collate_fn'" (Lightning-AI/pytorch-lightning#2883,
+the maintainer: turn the replacement off, replace_sampler_ddp=False, and add the DistributedSampler yourself), which
+Lightning 1.6 on words itself ("The {} implementation has an error where more than one `__init__` argument can be
+passed to its parent's `{}=...` `__init__` argument ... automatically passed to your object by PyTorch Lightning").
+The bare TypeError is read so only where the log shows the re-creation (its frames, replace_sampler_ddp,
+use_distributed_sampler or a DistributedSampler named), likely: a script passing the argument to such a loader
+itself prints the same; Lightning's own wording is certain. accelerate's ``prepare_data_loader`` builds its own
+DataLoaderShard from the loader's attributes instead of the user's class, so it does not print this."""
 
 from __future__ import annotations
+
+import re
 
 from torchdoctor.explain.recognisers import Alternative, Context, Hit, Pattern, Recogniser, first, on_ranks
 
@@ -109,7 +125,26 @@ def _qlora_zero3(hits: list[Hit]) -> tuple[str, str]:
     )
 
 
+def _loader_rebuilt(hits: list[Hit]) -> tuple[str, str]:
+    argument = first(hits, "pl_reinit_arg", "") or first(hits, "reinit_arg", "the argument")
+    loader = first(hits, "pl_loader_cls", "")
+    loader = f"the DataLoader subclass {loader}" if loader else "a DataLoader subclass"
+    return (
+        f"PyTorch Lightning re-created {loader} to put a DistributedSampler in, passing back every argument it "
+        f"read from the loader, {argument} included, and the subclass's __init__ also sets {argument} itself, so "
+        "DataLoader got it twice" + on_ranks(hits),
+        "Turn the automatic sampler replacement off and add the DistributedSampler yourself: "
+        "Trainer(use_distributed_sampler=False) in Lightning 2.x (replace_sampler_ddp=False in 1.x), and build "
+        "the loader with sampler=DistributedSampler(dataset, shuffle=True). Or make the subclass's __init__ take "
+        f"{argument} once: drop it from "
+        "**kwargs before calling super().__init__ (kwargs.pop(...)), or upgrade the library whose loader it is "
+        "(torch_geometric's loaders accept being rebuilt in later releases).",
+    )
+
+
 def _recbole_ce(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    if any("reinit_arg" in h.facts or "pl_reinit_arg" in h.facts for h in hits):
+        return _loader_rebuilt(hits)
     if any(h.facts.get("qlora_meta") for h in hits):
         return _qlora_zero3(hits)
     if any(h.facts.get("qwen_zero3_lora") for h in hits):
@@ -139,6 +174,7 @@ LIBRARY_OPTION_CONFLICT = Recogniser(
         "third_party:lightning-deepspeed-precision-not-supported",
         "third_party:qwen-finetune-zero3-lora-base-model",
         "torch_native:cannot-copy-out-of-meta-tensor",
+        "lightning:the-implementation-has-an-error-where",
     ),
     title="a library's settings it refuses: two options together, or a model it does not train",
     anchors=(
@@ -148,6 +184,8 @@ LIBRARY_OPTION_CONFLICT = Recogniser(
         "is not supported in DeepSpeed. precision must be one of",
         "ZeRO3 is incompatible with LoRA when finetuning on base model",
         "Cannot copy out of meta tensor; no data!",
+        "__init__() got multiple values for keyword argument '",
+        "implementation has an error where more than one `__init__` argument",
     ),
     match=R(
         r"(?P<sampling_option>train_neg_sample_args|neg_sampling|training_neg_sample_num)\b[^\n]{0,300}"
@@ -158,13 +196,19 @@ LIBRARY_OPTION_CONFLICT = Recogniser(
         r"of:? ?(?P<ds_supported>\([^)\n]{0,200}\))?"
         r"|(?P<qwen_zero3_lora>ZeRO3 is incompatible with LoRA when finetuning on base model)"
         r"|(?P<qlora_meta>Cannot copy out of meta tensor; no data!)"
+        # CPython's duplicate keyword, where a DataLoader subclass rebuilt by Lightning gets an argument twice
+        r"|__init__\(\) got multiple values for keyword argument '(?P<reinit_arg>\w{1,60})'"
+        # Lightning 1.6+'s own wording of it (utilities/data.py, 2.x fabric/utilities/data.py)
+        r"|The (?P<pl_loader_cls>\w{1,100}) (?:`DataLoader` )?implementation has an error where more than one "
+        r"`__init__` argument\s+can be passed to its parent's `(?P<pl_reinit_arg>\w{1,60})=\.\.\.`"
     ),
     facts=(R(r"(?P<sampling_option>train_neg_sample_args|neg_sampling|training_neg_sample_num)\b"),),
     # aten's meta-tensor copy is QLoRA-under-ZeRO-3's only where the log shows both; then it replaces the
     # plain reading of that message (a weight never loaded), named after it, and is likely: the message says no cause
-    requires_beside=(("qlora_meta", ("saw_4bit", "saw_zero3")),),
+    requires_beside=(("qlora_meta", ("saw_4bit", "saw_zero3")), ("reinit_arg", ("loader_recreated",))),
     absorbs=("meta_weights_not_loaded",),
-    confirm=lambda hits, ctx: not any("qlora_meta" in h.facts for h in hits),
+    # the bare duplicate keyword: a script passing the argument to such a loader itself prints the same
+    confirm=lambda hits, ctx: not any("qlora_meta" in h.facts or "reinit_arg" in h.facts for h in hits),
     also=(
         Alternative(
             "meta_weights_not_loaded",
@@ -179,3 +223,15 @@ LIBRARY_OPTION_CONFLICT = Recogniser(
 )
 
 RECOGNISERS = (LIBRARY_OPTION_CONFLICT,)
+
+# where the log shows Lightning re-creating a DataLoader for its DistributedSampler: its frames, or the sampler and
+# the options named anywhere (requires_beside of the bare duplicate keyword)
+CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
+    (
+        "ampler",
+        re.compile(
+            r"(?P<loader_recreated>\bin (?:replace_sampler|auto_add_sampler|_update_dataloader|"
+            r"_reinstantiate_wrapped_cls)\b|replace_sampler_ddp|use_distributed_sampler|DistributedSampler)"
+        ),
+    ),
+)

@@ -6,6 +6,15 @@ request {...}") as ``catalog/schedulers.tsv`` holds it. The v2 autoscaler prints
 every request it cannot place even at the cluster's largest size, which includes more tasks than the cluster holds at
 once (they wait their turn): that form is only likely a request no node can ever fill.
 
+Ray Train v2's controller (``python/ray/train/v2/_internal/execution/worker_group/worker_group.py``) asks for a
+placement group of ``num_workers`` bundles of ``resources_per_worker`` ("Attempting to start training worker group of
+size N with the following resources: [{'GPU': 1}] * N") and waits for it with
+``ray.get(pg.ready(), timeout=RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S)``; when that runs out it raises
+``WorkerGroupStartupTimeoutError`` (``exceptions.py``, ``catalog/ray.tsv``): "The worker group startup timed out after
+30.0 seconds waiting for 8 workers", and retries. Likely: resources not free yet (an autoscaler adding nodes, other
+jobs) or a request no set of nodes holds; named beside it, the default timeout (30 s until ray-project/ray#60376 made
+it 60 s) shorter than the job's runtime_env install, which that wait covers too.
+
 verl's trainer (``verl/trainer/ppo/ray_trainer.py``, ResourcePoolManager._check_resource_available, as
 ``catalog/third_party.tsv`` holds it) adds up the GPUs of the Ray cluster its driver is attached to and refuses to
 start when they are fewer than its resource pools ask for (trainer.nnodes x trainer.n_gpus_per_node): "Total available
@@ -37,7 +46,16 @@ from __future__ import annotations
 import re
 
 from torchdoctor.explain.kinds import one_gpu_trainers
-from torchdoctor.explain.recognisers import Context, Hit, Pattern, Recogniser, first, merged, on_ranks
+from torchdoctor.explain.recognisers import (
+    Alternative,
+    Context,
+    Hit,
+    Pattern,
+    Recogniser,
+    first,
+    merged,
+    on_ranks,
+)
 
 FAMILY = "launchers and schedulers"
 
@@ -59,9 +77,31 @@ def _verl_gpus(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     )
 
 
+def _worker_group(hits: list[Hit], ctx: Context) -> tuple[str, str]:
+    waited = first(hits, "ray_start_timeout", "its timeout")
+    workers = first(hits, "ray_start_workers", "its")
+    each = ctx.facts.get("ray_worker_resources")
+    asked = f" ({workers} bundles of {each})" if each else ""
+    return (
+        f"Ray Train's controller waited {waited} seconds for the placement group of its {workers} workers{asked} "
+        "and gave up: the cluster did not have those resources free in time (nodes still being added by the "
+        "autoscaler, GPUs held by other jobs, or a ScalingConfig no set of nodes can hold); it retries the start"
+        + on_ranks(hits),
+        "Run `ray status` while it retries: if the GPUs (or CPUs, memory) the workers ask for are not free, wait "
+        "for the autoscaler, free them, or lower ScalingConfig(num_workers=..., resources_per_worker=...) to what "
+        "the cluster holds (use_gpu=True asks one GPU per worker). If they are free and the run has a runtime_env "
+        "(pip or conda packages, a large working_dir) or the autoscaler needs minutes for a node, give the start "
+        "more time: RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S=600 in the environment the Ray Train controller starts "
+        "in (exported before the driver, or the job's runtime_env env_vars); its default was 30 s before "
+        "ray-project/ray#60376 raised it to 60 s.",
+    )
+
+
 def _resources(hits: list[Hit], ctx: Context) -> tuple[str, str]:
     if first(hits, "verl_desired"):
         return _verl_gpus(hits, ctx)
+    if first(hits, "ray_start_timeout"):
+        return _worker_group(hits, ctx)
     facts = merged(hits)
     request = facts.get("ray_request", "").strip()
     summary = (
@@ -88,18 +128,41 @@ RAY_RESOURCES = Recogniser(
     templates=(
         "schedulers:ray-no-node-type-fulfills-request",
         "third_party:verl-total-available-gpus-less-than-desired",
+        "ray:worker-group-startup-timed-out-potential-causes",
+        "ray:worker-group-startup-timed-out-possible-causes",
     ),
-    anchors=("No available node types can fulfill resource request", "is less than total desired GPUs"),
+    anchors=(
+        "No available node types can fulfill resource request",
+        "is less than total desired GPUs",
+        "The worker group startup timed out after",
+    ),
     match=R(
         r"No available node types can fulfill resource request(?P<ray_v2>s)? (?P<ray_request>\{[^\n]{0,300}?\}|[^\s.]{1,100})|"
         # verl/trainer/ppo/ray_trainer.py ResourcePoolManager._check_resource_available: raise ValueError(f"Total
         # available GPUs {total_available_gpus} is less than total desired GPUs {total_required_gpus}")
         r"Total available GPUs (?P<verl_available>\d+(?:\.\d+)?) is less than total desired GPUs "
-        r"(?P<verl_desired>\d+(?:\.\d+)?)"
+        r"(?P<verl_desired>\d+(?:\.\d+)?)|"
+        # ray/train/v2/_internal/exceptions.py WorkerGroupStartupTimeoutError: worker_group.py's
+        # ray.get(pg.ready(), timeout=RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S) ran out
+        r"The worker group startup timed out after (?P<ray_start_timeout>\d+(?:\.\d+)?) seconds waiting for "
+        r"(?P<ray_start_workers>\d+) workers"
     ),
     # v1's "request {..}" comes from is_feasible, no node type fits it; v2's "requests {..}*N" also counts a
-    # demand larger than the cluster's maximum size, which can wait; verl's count of the cluster's GPUs is certain
-    confirm=lambda hits, ctx: any("ray_v2" not in h.facts for h in hits),
+    # demand larger than the cluster's maximum size, which can wait; verl's count of the cluster's GPUs is certain;
+    # Ray Train's start timeout is resources not free yet as much as a request no node holds, or a slow runtime_env
+    confirm=lambda hits, ctx: any(
+        "ray_v2" not in h.facts and "ray_start_timeout" not in h.facts for h in hits
+    ),
+    also=(
+        Alternative(
+            "library_version_bug",
+            "Ray Train's default start timeout (30 s until ray-project/ray#60376 raised it to 60 s) shorter than "
+            "its workers take to start: the wait covers installing the job's runtime_env on the nodes too",
+            "Set RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S (600, say) where the Ray Train controller starts (exported "
+            "before the driver, or the job's runtime_env env_vars), or upgrade Ray (pip install -U 'ray[train]').",
+            when=("ray_start_timeout",),
+        ),
+    ),
     describe=_resources,
 )
 
@@ -215,3 +278,14 @@ TUNE_DDP = Recogniser(
 )
 
 RECOGNISERS = (RAY_RESOURCES, STORAGE_PATH_NOT_SHARED, TUNE_DDP)
+
+# what Ray Train's worker group asked each worker for, logged before it waits (worker_group.py _start_impl)
+CONTEXT: tuple[tuple[str, re.Pattern], ...] = (
+    (
+        "Attempting to start training worker group of size",
+        re.compile(
+            r"Attempting to start training worker group of size \d+ with the following resources: "
+            r"\[(?P<ray_worker_resources>\{[^\n\]]{0,200}\})\]"
+        ),
+    ),
+)
