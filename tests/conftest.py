@@ -201,6 +201,7 @@ PROCESS_MODULES = {
     "test_store_without_clone",
     "test_explain_throughput_benchmark",  # grep, as the benchmark starts it
     "test_watchdog_gil_held",  # a child process that dumps its stack through faulthandler
+    "test_watchdog_skipped_other_group",  # gloo jobs under launch --watchdog, two groups of the same ranks
     "test_debug_divergence",
     "test_environment",
     "test_errors_kernel_files",

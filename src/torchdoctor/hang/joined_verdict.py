@@ -6,11 +6,12 @@ now: ``rank 1 never entered all_reduce #3 (train.py:10): it is in save_checkpoin
 from __future__ import annotations
 
 import linecache
+import os
 
 from torchdoctor.explain.flight_recorder.compare import disagreements
 from torchdoctor.explain.flight_recorder.findings import stalled_text, to_finding, where_called
 from torchdoctor.hang.places import collective_of, in_teardown, ranks_named, silent_text, user_frame
-from torchdoctor.hang.source import Frame, condition_on_chain, is_user_code, user_call
+from torchdoctor.hang.source import Frame, condition_on_chain, is_user_code, takes_branch, user_call
 from torchdoctor.hang.stacks import RankStack
 from torchdoctor.hang.verdict import Verdict, left_the_loop, rank_condition_hint
 from torchdoctor.rank_list import who
@@ -26,6 +27,7 @@ def joined_verdict(stacks: list[RankStack], records: dict) -> Verdict | None:
         return max(went_on, key=_weight) if went_on else _all_inside(stacks, records)
     sentences: list[str] = []
     verdicts: list[Verdict] = []
+    behind_in: list[tuple] = []  # (disagreement, verdict) of each group a rank never entered the call of
     for d in found:
         for example in d.examples.values():
             if not example.frames:  # dumped without stacks: the ranks waiting in it show where it was called
@@ -43,6 +45,7 @@ def joined_verdict(stacks: list[RankStack], records: dict) -> Verdict | None:
             one = _swapped_order(d, records) or mismatch_verdict(d, by_rank)
         else:
             one = _waits_alone_elsewhere(d, found, by_rank) or _never_entered(d, by_rank)
+            behind_in.append((d, one))
         verdicts.append(one)
         sentences.append(one.text)
     # the culprit of the whole job: a rank that is behind in a group most of whose ranks went on (a lone
@@ -52,6 +55,9 @@ def joined_verdict(stacks: list[RankStack], records: dict) -> Verdict | None:
         behind_in_collective = [
             r for v in verdicts for r in v.culprits if r in by_rank and collective_of(by_rank[r].frames)
         ]
+        skipped = _skipped_call(behind_in, by_rank)
+        if skipped is not None:  # one rank skipped a call; the wait in the other group is its consequence
+            return skipped
         if behind_in_collective:  # every group waits for a rank that waits in another group: a cycle
             best = Verdict(best.text, "order", best.culprits, best.where, best.condition)
             sentences.append(
@@ -105,6 +111,83 @@ def _waits_alone_elsewhere(d, found: list, by_rank: dict[int, RankStack]) -> Ver
     return Verdict("\n".join(sentences), "order", [], where, condition)
 
 
+def _skipped_call(behind_in: list[tuple], by_rank: dict[int, RankStack]) -> Verdict | None:
+    """Each of two groups waits for a rank that waits in the other, and one of those waits is the consequence
+    of a call skipped: rank 1 never entered group A's collective, whose line sits under a condition on the
+    rank that rank 1 does not take (``if rank != 1:``), while its own wait, in group B, sits under no branch of
+    that condition; the ranks behind in group B wait in that very call. Rank 1 went past the call and waits in
+    B's next one: the skipped call is the cause, its condition the line (found with DeepSpeed ZeRO-2, whose
+    gradient all-reduce runs on a group of the same ranks as the default one). None where no group's call, or
+    more than one, reads so: the groups called in another order (``if rank == 0: a(); b()`` ``else: b(); a()``),
+    or it cannot be told."""
+    found = []
+    for d, verdict in behind_in:
+        if len(d.behind) != 1 or verdict.kind != "never_entered" or len(d.examples) != 1:
+            continue
+        rank = d.behind[0]
+        stack = by_rank.get(rank)
+        (example,) = d.examples.values()
+        on_entered = condition_on_chain(example.frames)
+        call = user_call(example.frames)
+        if stack is None or not stack.frames or not collective_of(stack.frames) or not on_entered or not call:
+            continue
+        frame, condition = on_entered
+        own = condition_on_chain(stack.frames)
+        if own and (own[0].file, own[1].line) == (frame.file, condition.line):
+            continue  # the two calls sit on the branches of one condition: an order, not a skip
+        if takes_branch(frame.file, condition, rank):
+            continue  # the rank takes that branch: it will make the call, later
+        others = [(other, v) for other, v in behind_in if other is not d]
+        if not others or not all(
+            _waits_at(by_rank.get(r), call) for other, _ in others for r in other.behind
+        ):
+            continue  # the ranks behind in the other group(s) are not waiting in the call it skipped
+        found.append((d, verdict, rank, frame, condition, others))
+    if len(found) != 1:
+        return None
+    d, verdict, rank, frame, condition, others = found[0]
+    entered = sorted(r for ranks in d.entered.values() for r in ranks)
+    sentences = [verdict.text.splitlines()[0]]
+    # ``if rank == 0:``: the call only the few it names make is the odd one, as in one group
+    if condition.few:
+        culprits, why = entered, "the extra call: this wait follows from it, not a second cause."
+        sentences.append(
+            f"{frame.file}:{frame.line} sits under a condition on the rank, {condition}, which only {who(entered)} "
+            f"{'takes' if len(entered) == 1 else 'take'}: rank {rank} went past it to the next collective of "
+            f"another group, where it waits now; {who(entered)} took the extra path."
+        )
+    else:
+        culprits, why = [rank], f"the call rank {rank} skipped: held up by it, not a second cause."
+        sentences.append(
+            f"{frame.file}:{frame.line} sits under a condition on the rank, {condition}, which rank {rank} does "
+            f"not take: rank {rank} skipped that call and went on to the next collective of another group, where "
+            "it waits now."
+        )
+    for _, v in others:
+        sentences.append(v.text.splitlines()[0].rstrip(".") + ", " + why)
+    sentences.append(
+        "Every rank must make the same collective calls: make that call on every rank, or on none."
+    )
+    return Verdict(
+        "\n".join(sentences),
+        "never_entered",
+        culprits,
+        Frame(frame.file, condition.line, frame.function),
+        str(condition),
+    )
+
+
+def _waits_at(stack: RankStack | None, call: Frame) -> bool:
+    """This rank waits in a collective called from ``call`` (the same file name and line: a dump and a live
+    stack may spell the path differently)."""
+    if stack is None or not stack.frames or not collective_of(stack.frames):
+        return False
+    at = user_frame(stack)
+    return (
+        at is not None and at.line == call.line and os.path.basename(at.file) == os.path.basename(call.file)
+    )
+
+
 def _named(d) -> str:
     return (
         f" ({d.pg_name})" if d.pg_name and d.pg_name != "undefined" else ""
@@ -144,6 +227,15 @@ def _never_entered(d, by_rank: dict[int, RankStack]) -> Verdict:
                 Frame(on_chain[0].file, on_chain[1].line, on_chain[0].function),
                 str(on_chain[1]),
             )
+            if _skipped_by_the_others(on_chain, culprit.rank, entered):
+                frame, found = on_chain
+                culprits = list(entered)
+                sentences.append(
+                    f"{frame.file}:{frame.line} sits under a condition on the rank, {found}, which rank "
+                    f"{culprit.rank} takes and {who(entered)} {'does' if len(entered) == 1 else 'do'} not: "
+                    f"{who(entered)} skipped the call rank {culprit.rank} waits in and went on to this one; rank "
+                    f"{culprit.rank} is held up, not the cause."
+                )
     # the lone collective, or a call on its way there, under a condition on the rank: that is the line
     on_entered = condition_on_chain(example.frames)
     went_on = [s for s in elsewhere if s.frames and collective_of(s.frames)]
@@ -189,6 +281,19 @@ def _never_entered(d, by_rank: dict[int, RankStack]) -> Verdict:
     others = len(entered) + len(d.behind) - len(culprits)
     verdict.share = others / (len(entered) + len(d.behind))
     return verdict
+
+
+def _skipped_by_the_others(on_chain: tuple, rank: int, entered: list[int]) -> bool:
+    """The collective ``rank`` waits in sits under a condition on the rank that most ranks take (``if rank !=
+    1:``), ``rank`` among them, and none of the ranks that went on to the other group's collective: they skipped
+    the call ``rank`` waits in (read where rank 1's dump is missing, as its noted calls do not show the skip)."""
+    frame, condition = on_chain
+    return (
+        condition.few is False
+        and bool(entered)
+        and takes_branch(frame.file, condition, rank) is True
+        and all(takes_branch(frame.file, condition, other) is False for other in entered)
+    )
 
 
 def _swapped_order(d, records: dict) -> Verdict | None:

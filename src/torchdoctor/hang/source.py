@@ -273,3 +273,83 @@ def loop_exits(file: str, first: int) -> list[tuple[int, str]]:
 
     visit(loop, None, False)
     return sorted(set(found))
+
+
+# the names that hold a rank's own number (``rank``, ``self.global_rank``, ``dist.get_rank()``), not a count of
+# ranks (``nranks``, ``world_size``): only these are put in to work out whether a rank takes a branch
+_THE_RANK = re.compile(
+    r"(?:global_|local_|my_|get_|get_global_|get_local_)?rank|(?:local_)?process_index|gpu_id"
+)
+
+
+def takes_branch(file: str, condition: Condition, rank: int) -> bool | None:
+    """Whether ``rank`` takes the branch of ``condition`` its line is on, worked out from the test with the
+    rank's number put in (``if rank != 1:`` for rank 1: False); None where the test is more than the rank
+    compared with constants (``if is_main_process:``, ``if rank < world_size - 1:``)."""
+    parsed = _parsed(file)
+    node = (
+        next(
+            (
+                n
+                for n in ast.walk(parsed[1])
+                if isinstance(n, (ast.If, ast.While)) and n.lineno == condition.line
+            ),
+            None,
+        )
+        if parsed
+        else None
+    )
+    if node is None:
+        return None
+    value = _value(node.test, rank)
+    return None if value is None else bool(value) != condition.in_else
+
+
+def _value(node: ast.expr, rank: int) -> Any:
+    """The value of a test on the rank with ``rank`` put in for the rank's name; None where it needs more."""
+    name = node.func if isinstance(node, ast.Call) and not node.args else node
+    name = name.attr if isinstance(name, ast.Attribute) else getattr(name, "id", None)
+    if isinstance(name, str) and _THE_RANK.fullmatch(name.lower()):
+        return rank
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, str)):
+        return node.value
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        items = [_value(item, rank) for item in node.elts]
+        return None if None in items else tuple(items)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = _value(node.operand, rank)
+        return None if inner is None else not inner
+    if isinstance(node, ast.BoolOp):
+        parts = [_value(value, rank) for value in node.values]
+        if None in parts:
+            return None
+        return all(parts) if isinstance(node.op, ast.And) else any(parts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.Add, ast.Sub)):
+        left, right = _value(node.left, rank), _value(node.right, rank)
+        if not (isinstance(left, int) and isinstance(right, int)) or (
+            isinstance(node.op, ast.Mod) and not right
+        ):
+            return None
+        if isinstance(node.op, ast.Mod):
+            return left % right
+        return left + right if isinstance(node.op, ast.Add) else left - right
+    if isinstance(node, ast.Compare):
+        values = [_value(side, rank) for side in (node.left, *node.comparators)]
+        if None in values:
+            return None
+        results = [_compared(op, a, b) for op, a, b in zip(node.ops, values, values[1:], strict=False)]
+        return None if None in results else all(results)
+    return None
+
+
+def _compared(op: ast.cmpop, left: Any, right: Any) -> bool | None:
+    if isinstance(op, (ast.In, ast.NotIn)):
+        found = isinstance(right, tuple) and left in right
+        return found if isinstance(op, ast.In) else not found
+    if isinstance(op, (ast.Eq, ast.Is, ast.NotEq, ast.IsNot)):
+        return (left == right) == isinstance(op, (ast.Eq, ast.Is))
+    if not (isinstance(left, int) and isinstance(right, int)):
+        return None
+    return {ast.Lt: left < right, ast.LtE: left <= right, ast.Gt: left > right, ast.GtE: left >= right}.get(
+        type(op)
+    )
