@@ -7,7 +7,7 @@ monitored key in the returned metrics: [{names}]. HINT: Did you call `log('{moni
 (1.2 to 1.5 worded it "ModelCheckpoint(monitor='{monitor}') not found in the returned metrics: ..."). Its
 ``early_stopping.py`` (``EarlyStopping._validate_condition_metric``) says the same for its own monitor: "Early stopping
 conditioned on metric `{monitor}` which is not available. Pass in or modify your `EarlyStopping` callback to use any
-of the following: `{names}`" (a RuntimeError when strict), read too where a paste keeps only its first sentence. The message names the watched key and the ones that were
+of the following: `{names}`" (a RuntimeError when strict), read too where a paste keeps only its first sentence (not Keras' warning, which opens with that sentence word for word and goes on "Available metrics are"). The message names the watched key and the ones that were
 logged, so it says the cause itself: the key was never logged under that name when the callback looked (another
 name or prefix, validation that had not run yet, a metric logged on some ranks only), certain where seen.
 """
@@ -23,7 +23,7 @@ R = Pattern  # compiled where a log first needs it (recognisers.Pattern)
 _MONITOR = R(
     r"ModelCheckpoint\(monitor=(?P<q>['\"])(?P<monitor>[^'\"\n]{1,200})(?P=q)\)`? (?:could not find the monitored key "
     r"in|not found in) the returned metrics: \[(?P<logged>[^\]\n]{0,3000})\]"
-    r"|Early stopping conditioned on metric `(?P<es_monitor>[^`\n]{1,200})` which is not available(?:\. Pass in or "
+    r"|Early stopping conditioned on metric `(?P<es_monitor>[^`\n]{1,200})` which is not available(?!\. Available metrics are)(?:\. Pass in or "
     r"modify your `EarlyStopping` callback to use any of the following: (?P<es_logged>[^\n]{0,3000}))?"
 )
 _NAME = R(r"['\"`]([^'\"`]{1,200})['\"`]")
